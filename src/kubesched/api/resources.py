@@ -1,0 +1,559 @@
+"""Resource accounting for pods and nodes.
+
+Ports:
+* ``Resource`` from pkg/scheduler/framework/types.go (milli-CPU, bytes, pod count, scalars);
+* ``PodRequests``/``AggregateContainerRequests`` from
+  staging/src/k8s.io/component-helpers/resource/helpers.go (sidecars, init containers,
+  overhead, pod-level resources, in-place resize status);
+* ``PodInfo.CalculateResource``/``getNonMissingContainerRequests`` from
+  pkg/scheduler/framework/types.go (the non-zero cpu/memory used for scoring);
+* ``IsScalarResourceName`` and friends from pkg/apis/core/v1/helper/helpers.go.
+
+Quantities are summed exactly (as fractions) and converted to integers only at the end, as
+upstream sums ``resource.Quantity`` values before calling ``MilliValue``/``Value``.
+
+API defaulting: the API server copies a container's limits into its requests for every
+resource that has a limit but no request, and derives pod-level requests from pod-level
+limits (``SetDefaults_Pod``/``defaultPodRequests`` in pkg/apis/core/v1/defaults.go). Pods
+built for a simulation never went through the API server, so both defaultings are applied
+here when reading a pod; for pods that did, they change nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from kubesched.api.errors import InvalidObjectError
+from kubesched.api.quantity import QuantityError, int_value, milli_value, parse_quantity
+from kubesched.api.validation import is_qualified_name
+
+__all__ = [
+    "CPU",
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "EPHEMERAL_STORAGE",
+    "MEMORY",
+    "PODS",
+    "PodResources",
+    "Resource",
+    "compute_pod_resources",
+    "is_attachable_volume_resource_name",
+    "is_extended_resource_name",
+    "is_hugepage_resource_name",
+    "is_native_resource",
+    "is_prefixed_native_resource",
+    "is_scalar_resource_name",
+    "is_supported_pod_level_resource",
+    "pod_non_zero_requests",
+    "pod_requests",
+]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+# pkg/scheduler/util/pod_resources.go: used only for scoring/spreading, never written to pods.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_DEFAULT_RESOURCE_NAMESPACE_PREFIX = "kubernetes.io/"
+_DEFAULT_RESOURCE_REQUESTS_PREFIX = "requests."
+_HUGEPAGES_PREFIX = "hugepages-"
+_ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
+
+# ResourceList as exact values, keyed by resource name (key presence matters upstream).
+_Quantities = dict[str, Fraction]
+
+
+# --- resource names -----------------------------------------------------------------------
+
+
+def is_prefixed_native_resource(name: str) -> bool:
+    """IsPrefixedNativeResource: the name contains ``kubernetes.io/``."""
+    return _DEFAULT_RESOURCE_NAMESPACE_PREFIX in name
+
+
+def is_native_resource(name: str) -> bool:
+    """IsNativeResource: unprefixed names and ``kubernetes.io/`` names."""
+    return "/" not in name or is_prefixed_native_resource(name)
+
+
+def is_hugepage_resource_name(name: str) -> bool:
+    return name.startswith(_HUGEPAGES_PREFIX)
+
+
+def is_attachable_volume_resource_name(name: str) -> bool:
+    return name.startswith(_ATTACHABLE_VOLUMES_PREFIX)
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """IsExtendedResourceName: domain-prefixed, not native, valid as a quota name ``requests.<name>``."""
+    if is_native_resource(name) or name.startswith(_DEFAULT_RESOURCE_REQUESTS_PREFIX):
+        return False
+    return not is_qualified_name(_DEFAULT_RESOURCE_REQUESTS_PREFIX + name)
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """IsScalarResourceName: extended, hugepages, prefixed native or attachable-volumes resources."""
+    return (
+        is_extended_resource_name(name)
+        or is_hugepage_resource_name(name)
+        or is_prefixed_native_resource(name)
+        or is_attachable_volume_resource_name(name)
+    )
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """IsSupportedPodLevelResource: cpu, memory and hugepages-* may be set in ``spec.resources``."""
+    return name in (CPU, MEMORY) or name.startswith(_HUGEPAGES_PREFIX)
+
+
+# --- Resource -----------------------------------------------------------------------------
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _quantity(value: Any, path: str) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise InvalidObjectError(path, f"invalid quantity {value!r}")
+    try:
+        return parse_quantity(value)
+    except QuantityError as exc:
+        raise InvalidObjectError(path, str(exc)) from None
+
+
+@dataclass(slots=True)
+class Resource:
+    """Amounts of compute resources (upstream ``framework.Resource``).
+
+    ``milli_cpu`` is in thousandths of a core, ``memory``/``ephemeral_storage`` in bytes,
+    ``allowed_pod_number`` is a node's pod capacity, ``scalar_resources`` holds extended
+    resources, hugepages and attachable volumes by name.
+    """
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+    scalar_resources: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: Resource) -> None:
+        """Add ``other`` into this resource in place."""
+        self.milli_cpu += other.milli_cpu
+        self.memory += other.memory
+        self.ephemeral_storage += other.ephemeral_storage
+        self.allowed_pod_number += other.allowed_pod_number
+        if other.scalar_resources:
+            scalars = self.scalar_resources
+            for name, value in other.scalar_resources.items():
+                scalars[name] = scalars.get(name, 0) + value
+
+    def sub(self, other: Resource) -> None:
+        """Subtract ``other`` from this resource in place (results may go negative)."""
+        self.milli_cpu -= other.milli_cpu
+        self.memory -= other.memory
+        self.ephemeral_storage -= other.ephemeral_storage
+        self.allowed_pod_number -= other.allowed_pod_number
+        if other.scalar_resources:
+            scalars = self.scalar_resources
+            for name, value in other.scalar_resources.items():
+                scalars[name] = scalars.get(name, 0) - value
+
+    def clone(self) -> Resource:
+        return Resource(
+            self.milli_cpu,
+            self.memory,
+            self.ephemeral_storage,
+            self.allowed_pod_number,
+            dict(self.scalar_resources),
+        )
+
+    def get(self, name: str) -> int:
+        """The amount of one resource by its API name (cpu in milli-units)."""
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        if name == EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == PODS:
+            return self.allowed_pod_number
+        return self.scalar_resources.get(name, 0)
+
+    def set(self, name: str, value: int) -> None:
+        """Set one resource by its API name (cpu in milli-units)."""
+        if name == CPU:
+            self.milli_cpu = value
+        elif name == MEMORY:
+            self.memory = value
+        elif name == EPHEMERAL_STORAGE:
+            self.ephemeral_storage = value
+        elif name == PODS:
+            self.allowed_pod_number = value
+        else:
+            self.scalar_resources[name] = value
+
+    def is_zero(self) -> bool:
+        return (
+            self.milli_cpu == 0
+            and self.memory == 0
+            and self.ephemeral_storage == 0
+            and self.allowed_pod_number == 0
+            and not any(self.scalar_resources.values())
+        )
+
+    def add_resource_list(self, rl: Mapping[str, Any] | None, path: str = "") -> None:
+        """Upstream ``Resource.Add(ResourceList)``: unknown non-scalar names are ignored."""
+        if not rl:
+            return
+        for name, value in rl.items():
+            self._add_quantity(name, _quantity(value, _join(path, name)))
+
+    def _add_quantity(self, name: str, q: Fraction) -> None:
+        if name == CPU:
+            self.milli_cpu += _ceil_away(q * 1000)
+        elif name == MEMORY:
+            self.memory += _ceil_away(q)
+        elif name == EPHEMERAL_STORAGE:
+            self.ephemeral_storage += _ceil_away(q)
+        elif name == PODS:
+            self.allowed_pod_number += _ceil_away(q)
+        elif is_scalar_resource_name(name):
+            self.scalar_resources[name] = self.scalar_resources.get(name, 0) + _ceil_away(q)
+
+    @classmethod
+    def from_resource_list(cls, rl: Mapping[str, Any] | None, path: str = "") -> Resource:
+        """Build from a ResourceList such as ``status.allocatable`` (upstream ``NewResource``)."""
+        res = cls()
+        if not rl:
+            return res
+        for name, value in rl.items():
+            if isinstance(value, str):
+                # Fast path for the common case: cached per string.
+                p = _join(path, name)
+                try:
+                    if name == CPU:
+                        res.milli_cpu += milli_value(value)
+                    elif name == MEMORY:
+                        res.memory += int_value(value)
+                    elif name == EPHEMERAL_STORAGE:
+                        res.ephemeral_storage += int_value(value)
+                    elif name == PODS:
+                        res.allowed_pod_number += int_value(value)
+                    elif is_scalar_resource_name(name):
+                        res.scalar_resources[name] = res.scalar_resources.get(name, 0) + int_value(value)
+                except QuantityError as exc:
+                    raise InvalidObjectError(p, str(exc)) from None
+            else:
+                res._add_quantity(name, _quantity(value, _join(path, name)))
+        return res
+
+
+def _ceil_away(value: Fraction) -> int:
+    """Round away from zero, as Quantity.Value/MilliValue do."""
+    n, d = value.numerator, value.denominator
+    if d == 1:
+        return n
+    mag = -(-abs(n) // d)
+    return mag if n > 0 else -mag
+
+
+# --- pod requests -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodResources:
+    """A pod's effective requests plus the non-zero cpu/memory used for scoring.
+
+    Upstream ``PodResource`` returned by ``PodInfo.CalculateResource``.
+    """
+
+    requests: Resource
+    non_zero_milli_cpu: int
+    non_zero_memory: int
+
+
+def _add_into(into: _Quantities, other: Mapping[str, Fraction]) -> None:
+    for name, q in other.items():
+        into[name] = into.get(name, 0) + q
+
+
+def _max_into(into: _Quantities, other: Mapping[str, Fraction]) -> None:
+    for name, q in other.items():
+        cur = into.get(name)
+        if cur is None or q > cur:
+            into[name] = q
+
+
+def _parse_list(rl: Any, path: str) -> _Quantities:
+    if rl is None:
+        return {}
+    if not isinstance(rl, Mapping):
+        raise InvalidObjectError(path, f"expected a map of quantities, got {type(rl).__name__}")
+    return {str(name): _quantity(value, f"{path}.{name}") for name, value in rl.items()}
+
+
+def _mapping(obj: Any, path: str) -> Mapping[str, Any]:
+    if obj is None:
+        return {}
+    if not isinstance(obj, Mapping):
+        raise InvalidObjectError(path, f"expected an object, got {type(obj).__name__}")
+    return obj
+
+
+def _list(obj: Any, path: str) -> Sequence[Any]:
+    if obj is None:
+        return ()
+    if not isinstance(obj, list | tuple):
+        raise InvalidObjectError(path, f"expected a list, got {type(obj).__name__}")
+    return obj
+
+
+def _container_spec_requests(container: Mapping[str, Any], path: str) -> _Quantities:
+    """Requests of one container, with limits defaulted into missing requests (API defaulting)."""
+    resources = _mapping(container.get("resources"), f"{path}.resources")
+    reqs = _parse_list(resources.get("requests"), f"{path}.resources.requests")
+    limits = resources.get("limits")
+    if limits:
+        for name, q in _parse_list(limits, f"{path}.resources.limits").items():
+            if name not in reqs:
+                reqs[name] = q
+    return reqs
+
+
+@dataclass(frozen=True, slots=True)
+class _Container:
+    name: str
+    restartable: bool
+    spec: _Quantities
+    # Status-derived requests (in-place resize); None when the status says nothing.
+    allocated: _Quantities | None
+    actuated: _Quantities | None
+
+
+def _apply_non_missing(reqs: Mapping[str, Fraction], non_missing: Mapping[str, Fraction]) -> _Quantities:
+    out = dict(reqs)
+    for name, q in non_missing.items():
+        if name not in reqs:
+            out[name] = q
+    return out
+
+
+def _aggregate(
+    containers: Sequence[_Container],
+    init_containers: Sequence[_Container],
+    pick: Callable[[_Container], Mapping[str, Fraction]],
+    non_missing: Mapping[str, Fraction] | None,
+) -> _Quantities:
+    """Sum of containers and sidecars, at least the peak of any init container's start-up."""
+    result: _Quantities = {}
+    for c in containers:
+        reqs = pick(c)
+        if non_missing:
+            reqs = _apply_non_missing(reqs, non_missing)
+        _add_into(result, reqs)
+    sidecars: _Quantities = {}
+    init_peak: _Quantities = {}
+    for c in init_containers:
+        reqs = pick(c)
+        if non_missing:
+            reqs = _apply_non_missing(reqs, non_missing)
+        if c.restartable:
+            _add_into(result, reqs)
+            _add_into(sidecars, reqs)
+            _max_into(init_peak, sidecars)
+        else:
+            combined = dict(reqs)
+            _add_into(combined, sidecars)
+            _max_into(init_peak, combined)
+    _max_into(result, init_peak)
+    return result
+
+
+_EMPTY: _Quantities = {}
+
+
+def _spec(c: _Container) -> _Quantities:
+    return c.spec
+
+
+@dataclass(frozen=True, slots=True)
+class _ParsedPod:
+    containers: tuple[_Container, ...]
+    init_containers: tuple[_Container, ...]
+    has_status_resources: bool
+    resize_infeasible: bool
+    pod_level_requests: _Quantities | None  # after API defaulting; None when not set
+    overhead: _Quantities
+
+
+def _parse_pod(pod: Mapping[str, Any]) -> _ParsedPod:
+    spec = _mapping(pod.get("spec"), "spec")
+    status = _mapping(pod.get("status"), "status")
+
+    statuses: dict[str, Mapping[str, Any]] = {}
+    resize_infeasible = False
+    if status:
+        # findContainerStatus looks at containerStatuses first, then initContainerStatuses.
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for i, cs in enumerate(_list(status.get(key), f"status.{key}")):
+                cs = _mapping(cs, f"status.{key}[{i}]")
+                statuses[str(cs.get("name", ""))] = cs
+        for cond in _list(status.get("conditions"), "status.conditions"):
+            if isinstance(cond, Mapping) and cond.get("type") == "PodResizePending":
+                resize_infeasible = cond.get("reason") == "Infeasible"
+                break
+
+    has_status = False
+
+    def parse_containers(key: str) -> tuple[_Container, ...]:
+        nonlocal has_status
+        out = []
+        for i, c in enumerate(_list(spec.get(key), f"spec.{key}")):
+            path = f"spec.{key}[{i}]"
+            c = _mapping(c, path)
+            name = str(c.get("name", ""))
+            allocated: _Quantities | None = None
+            actuated: _Quantities | None = None
+            cs = statuses.get(name)
+            if cs is not None:
+                spath = f"status.containerStatuses[{name}]"
+                if cs.get("allocatedResources") is not None:
+                    allocated = _parse_list(cs["allocatedResources"], f"{spath}.allocatedResources")
+                res = cs.get("resources")
+                if isinstance(res, Mapping) and res.get("requests") is not None:
+                    actuated = _parse_list(res["requests"], f"{spath}.resources.requests")
+                has_status = has_status or allocated is not None or actuated is not None
+            out.append(
+                _Container(
+                    name=name,
+                    restartable=key == "initContainers" and c.get("restartPolicy") == "Always",
+                    spec=_container_spec_requests(c, path),
+                    allocated=allocated,
+                    actuated=actuated,
+                )
+            )
+        return tuple(out)
+
+    containers = parse_containers("containers")
+    init_containers = parse_containers("initContainers")
+    overhead = _parse_list(spec.get("overhead"), "spec.overhead")
+
+    pod_level: _Quantities | None = None
+    pod_res = _mapping(spec.get("resources"), "spec.resources")
+    if pod_res:
+        explicit = _parse_list(pod_res.get("requests"), "spec.resources.requests")
+        limits = _parse_list(pod_res.get("limits"), "spec.resources.limits")
+        reqs = dict(explicit)
+        if limits:
+            # defaultPodRequests: missing pod-level requests come from the containers'
+            # aggregate (overcommittable resources), else from the pod-level limit.
+            aggregate = _aggregate(containers, init_containers, _spec, None)
+            for name, q in aggregate.items():
+                if (
+                    name not in reqs
+                    and is_supported_pod_level_resource(name)
+                    and not is_hugepage_resource_name(name)
+                ):
+                    reqs[name] = q
+            for name, q in limits.items():
+                if name not in reqs and is_supported_pod_level_resource(name):
+                    reqs[name] = q
+        if any(is_supported_pod_level_resource(n) for n in reqs):
+            pod_level = reqs
+
+    return _ParsedPod(
+        containers=containers,
+        init_containers=init_containers,
+        has_status_resources=has_status,
+        resize_infeasible=resize_infeasible,
+        pod_level_requests=pod_level,
+        overhead=overhead,
+    )
+
+
+def _pod_requests(parsed: _ParsedPod, non_missing: Mapping[str, Fraction] | None) -> _Quantities:
+    """PodRequests with UseStatusResources (InPlacePodVerticalScaling is GA) and pod-level resources."""
+    cs, ics = parsed.containers, parsed.init_containers
+    if not parsed.has_status_resources and not parsed.resize_infeasible:
+        reqs = _aggregate(cs, ics, _spec, non_missing)
+    else:
+        infeasible = parsed.resize_infeasible
+
+        def allocated(c: _Container) -> _Quantities:
+            if c.allocated is not None:
+                return c.allocated
+            return _EMPTY if infeasible else c.spec
+
+        def actuated(c: _Container) -> _Quantities:
+            if c.actuated is not None:
+                return c.actuated
+            if c.allocated is not None:
+                return c.allocated
+            return _EMPTY if infeasible else c.spec
+
+        alloc = _aggregate(cs, ics, allocated, non_missing)
+        act = _aggregate(cs, ics, actuated, non_missing)
+        if infeasible:
+            reqs = act
+        else:
+            reqs = _aggregate(cs, ics, _spec, non_missing)
+            _max_into(reqs, act)
+        _max_into(reqs, alloc)
+    if parsed.pod_level_requests is not None:
+        for name, q in parsed.pod_level_requests.items():
+            if is_supported_pod_level_resource(name):
+                reqs[name] = q
+    if parsed.overhead:
+        _add_into(reqs, parsed.overhead)
+    return reqs
+
+
+_DEFAULT_NON_ZERO: _Quantities = {
+    CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
+    MEMORY: Fraction(DEFAULT_MEMORY_REQUEST),
+}
+
+
+def compute_pod_resources(pod: Mapping[str, Any]) -> PodResources:
+    """Parse a pod once and compute both its requests and its non-zero cpu/memory.
+
+    Follows ``PodInfo.CalculateResource``: without pod-level requests every container missing
+    a cpu/memory request counts the default; with pod-level requests the default applies only
+    to a resource that neither the pod level nor any container (nor the overhead) sets.
+    """
+    parsed = _parse_pod(pod)
+    reqs = _pod_requests(parsed, None)
+
+    if parsed.pod_level_requests is None:
+        non_missing: _Quantities = _DEFAULT_NON_ZERO
+    else:
+        non_missing = {name: q for name, q in _DEFAULT_NON_ZERO.items() if name not in reqs}
+    non_zero = _pod_requests(parsed, non_missing) if non_missing else reqs
+
+    res = Resource()
+    for name, q in reqs.items():
+        if name != PODS:
+            res._add_quantity(name, q)
+    return PodResources(
+        requests=res,
+        non_zero_milli_cpu=_ceil_away(non_zero.get(CPU, Fraction(0)) * 1000),
+        non_zero_memory=_ceil_away(non_zero.get(MEMORY, Fraction(0))),
+    )
+
+
+def pod_requests(pod: Mapping[str, Any]) -> Resource:
+    """Effective requests of a pod (upstream ``PodRequests`` + ``Resource.Add``)."""
+    return compute_pod_resources(pod).requests
+
+
+def pod_non_zero_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """(milli_cpu, memory) with the scheduler's defaults for containers that request neither."""
+    r = compute_pod_resources(pod)
+    return r.non_zero_milli_cpu, r.non_zero_memory
