@@ -1,0 +1,358 @@
+"""Generic, strict decoding of plugin args (and of the config's own structures).
+
+kube-scheduler decodes every ``pluginConfig[].args`` strictly into the plugin's
+registered ``<Plugin>Args`` type: unknown keys and wrong types are errors, then
+``SetDefaults_<Plugin>Args`` runs, then ``Validate<Plugin>Args``
+(``staging/src/k8s.io/kube-scheduler/config/v1/types.go`` ``decodeNestedObjects``,
+``pkg/scheduler/apis/config/validation/validation_pluginargs.go``). Here an args type is a
+plain ``@dataclass``; this module reads its fields to do the same for in-tree and
+out-of-tree plugins alike.
+
+Conventions for an args dataclass:
+
+* YAML key = camelCase of the field name, or ``field(metadata={"key": "enableHTTPS"})``.
+* Field types: ``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``,
+  ``dict[str, X]``, nested dataclasses, ``Literal[...]`` and ``Any``/``object`` (kept raw).
+  ``field(metadata={"duration": True})`` on a ``float`` field reads a Go duration string
+  (``"1m30s"``) into seconds.
+* Defaults come from the dataclass defaults; a field without one is required.
+* ``null`` means "not set" (Go's ``json.Unmarshal`` leaves the field at its default).
+* Optional hooks on the top-level class: ``set_defaults(self) -> None`` (upstream's
+  ``SetDefaults_*`` for defaults that depend on other values, e.g. weight 0 -> 1) and
+  ``validate(self) -> list[FieldError] | list[tuple[str, str]]`` returning paths relative
+  to the args (``"scoringStrategy.resources[0].weight"``), which get prefixed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar, cast, get_args, get_origin
+
+from .duration import parse_duration
+from .errors import FieldError, child_path, format_value, index_path
+
+__all__ = [
+    "decode_args",
+    "decode_into",
+    "describe_args",
+    "describe_type",
+    "field_key",
+    "to_raw",
+    "validate_args",
+]
+
+T = TypeVar("T")
+
+_MISSING = object()
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def field_key(f: dataclasses.Field[Any]) -> str:
+    """The YAML key of a dataclass field."""
+    key = f.metadata.get("key")
+    return str(key) if key is not None else _camel(f.name)
+
+
+def _init_fields(cls: type) -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_")]
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _is_union(tp: Any) -> bool:
+    return get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _strip_optional(tp: Any) -> tuple[Any, bool]:
+    if _is_union(tp):
+        members = [a for a in get_args(tp) if a is not type(None)]
+        optional = len(members) != len(get_args(tp))
+        if len(members) == 1:
+            return members[0], optional
+        return typing.Union[tuple(members)], optional  # noqa: UP007 - building at runtime
+    return tp, False
+
+
+def describe_type(tp: Any, *, nested: bool = True, _seen: frozenset[type] = frozenset()) -> str:
+    """A short human rendering of a field type (``list[str]``, ``{name: str, weight: int = 0}``)."""
+    inner, optional = _strip_optional(tp)
+    suffix = " | None" if optional else ""
+    if inner is Any or inner is object:
+        return "any" + suffix
+    if inner in (int, float, str, bool):
+        return str(inner.__name__) + suffix
+    origin = get_origin(inner)
+    if origin is Literal:
+        return " | ".join(format_value(v) for v in get_args(inner)) + suffix
+    if origin in (list, typing.List):  # noqa: UP006
+        (item,) = get_args(inner) or (Any,)
+        return f"list[{describe_type(item, nested=nested, _seen=_seen)}]" + suffix
+    if origin in (dict, typing.Dict, Mapping):  # noqa: UP006
+        args = get_args(inner) or (str, Any)
+        return f"dict[str, {describe_type(args[1], nested=nested, _seen=_seen)}]" + suffix
+    if _is_union(inner):
+        return " | ".join(describe_type(a, nested=nested, _seen=_seen) for a in get_args(inner)) + suffix
+    if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+        if nested and inner not in _seen:
+            return _describe_dataclass(inner, _seen | {inner}) + suffix
+        return inner.__name__ + suffix
+    return getattr(inner, "__name__", repr(inner)) + suffix
+
+
+def _describe_default(f: dataclasses.Field[Any]) -> str | None:
+    if f.default is not dataclasses.MISSING:
+        value: Any = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return "{...}"
+    return format_value(to_raw(value), limit=40)
+
+
+def _describe_dataclass(cls: type, seen: frozenset[type]) -> str:
+    hints = _hints(cls)
+    parts: list[str] = []
+    for f in _init_fields(cls):
+        text = f"{field_key(f)}: {describe_type(hints[f.name], _seen=seen)}"
+        if f.metadata.get("duration"):
+            text = f"{field_key(f)}: duration{' | None' if _strip_optional(hints[f.name])[1] else ''}"
+        default = _describe_default(f)
+        if default is not None:
+            text += f" = {default}"
+        parts.append(text)
+    return "{" + ", ".join(parts) + "}"
+
+
+def describe_args(cls: type) -> str:
+    """One line describing the YAML shape ``cls`` expects, for error messages.
+
+    e.g. ``{windowStart: str, windowEnd: str, bandwidthThreshold: int = 0}``.
+    """
+    return _describe_dataclass(cls, frozenset({cls}))
+
+
+# ---------------------------------------------------------------------------------------------
+# decoding
+
+
+def _type_error(path: str, tp: Any, value: Any) -> FieldError:
+    return FieldError(path, f"must be {describe_type(tp, nested=False)}, got {format_value(value)}")
+
+
+def _zero(tp: Any) -> Any:
+    """Go's zero value for a type, used when a required field is missing or malformed."""
+    inner, optional = _strip_optional(tp)
+    if optional:
+        return None
+    if inner is bool:
+        return False
+    if inner is int:
+        return 0
+    if inner is float:
+        return 0.0
+    if inner is str:
+        return ""
+    origin = get_origin(inner)
+    if origin in (list, typing.List):  # noqa: UP006
+        return []
+    if origin in (dict, typing.Dict, Mapping):  # noqa: UP006
+        return {}
+    if origin is Literal:
+        return get_args(inner)[0]
+    if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+        return _construct(inner, {}, "", [])
+    return None
+
+
+def _decode_value(tp: Any, value: Any, path: str, errors: list[FieldError], *, duration: bool) -> Any:
+    """Decode ``value`` as ``tp``; on error, append to ``errors`` and return ``_MISSING``."""
+    inner, optional = _strip_optional(tp)
+    if value is None:
+        return None if optional else _MISSING
+    if duration:
+        if isinstance(value, str):
+            try:
+                return parse_duration(value)
+            except ValueError as exc:
+                errors.append(FieldError(path, f'must be a duration such as "15s" ({exc})'))
+                return _MISSING
+        errors.append(
+            FieldError(path, f'must be a duration string such as "1m30s", got {format_value(value)}')
+        )
+        return _MISSING
+    if inner is Any or inner is object:
+        return value
+    if inner is bool:
+        if isinstance(value, bool):
+            return value
+        errors.append(_type_error(path, inner, value))
+        return _MISSING
+    if inner is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        errors.append(_type_error(path, inner, value))
+        return _MISSING
+    if inner is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        errors.append(_type_error(path, inner, value))
+        return _MISSING
+    if inner is str:
+        if isinstance(value, str):
+            return value
+        errors.append(_type_error(path, inner, value))
+        return _MISSING
+    origin = get_origin(inner)
+    if origin is Literal:
+        choices = get_args(inner)
+        if any(value == c and type(value) is type(c) for c in choices):
+            return value
+        allowed = ", ".join(format_value(c) for c in choices)
+        errors.append(FieldError(path, f"must be one of {allowed}, got {format_value(value)}"))
+        return _MISSING
+    if origin in (list, typing.List):  # noqa: UP006
+        if not isinstance(value, list):
+            errors.append(_type_error(path, inner, value))
+            return _MISSING
+        (item_tp,) = get_args(inner) or (Any,)
+        out: list[Any] = []
+        for i, item in enumerate(value):
+            decoded = _decode_value(item_tp, item, index_path(path, i), errors, duration=False)
+            if decoded is not _MISSING:
+                out.append(decoded)
+        return out
+    if origin in (dict, typing.Dict, Mapping):  # noqa: UP006
+        if not isinstance(value, Mapping):
+            errors.append(_type_error(path, inner, value))
+            return _MISSING
+        key_tp, val_tp = get_args(inner) or (str, Any)
+        result: dict[Any, Any] = {}
+        for k, v in value.items():
+            if key_tp is str and not isinstance(k, str):
+                errors.append(FieldError(path, f"keys must be strings, got {format_value(k)}"))
+                continue
+            decoded = _decode_value(val_tp, v, child_path(path, str(k)), errors, duration=False)
+            if decoded is not _MISSING:
+                result[k] = decoded
+        return result
+    if _is_union(inner):
+        # First member that decodes cleanly wins (e.g. ``int | str``).
+        for member in get_args(inner):
+            trial: list[FieldError] = []
+            decoded = _decode_value(member, value, path, trial, duration=False)
+            if not trial:
+                return decoded
+        errors.append(_type_error(path, inner, value))
+        return _MISSING
+    if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+        if not isinstance(value, Mapping):
+            errors.append(
+                FieldError(path, f"must be a mapping {describe_type(inner)}, got {format_value(value)}")
+            )
+            return _MISSING
+        return _construct(inner, value, path, errors)
+    raise TypeError(f"unsupported field type {inner!r} at {path or '<root>'}")
+
+
+def _construct(cls: type[T], raw: Mapping[str, Any], path: str, errors: list[FieldError]) -> T:
+    """Build ``cls`` from ``raw`` strictly, always returning a best-effort instance."""
+    hints = _hints(cls)
+    fields = _init_fields(cls)
+    by_key = {field_key(f): f for f in fields}
+    for key in raw:
+        if key not in by_key:
+            errors.append(FieldError(child_path(path, str(key)), "unknown field"))
+    kwargs: dict[str, Any] = {}
+    for key, f in by_key.items():
+        fpath = child_path(path, key)
+        tp = hints[f.name]
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        value = raw.get(key, _MISSING)
+        decoded: Any = _MISSING
+        if value is not _MISSING:
+            decoded = _decode_value(tp, value, fpath, errors, duration=bool(f.metadata.get("duration")))
+        elif not has_default:
+            errors.append(FieldError(fpath, "required field is missing"))
+        if decoded is _MISSING:
+            if has_default:
+                continue
+            decoded = _zero(tp)
+        kwargs[f.name] = decoded
+    return cls(**kwargs)
+
+
+def decode_into(cls: type[T], raw: Mapping[str, Any] | None, path: str, errors: list[FieldError]) -> T:
+    """Strictly decode ``raw`` into ``cls`` without hooks; never fails, appends to ``errors``.
+
+    Malformed values fall back to the field's default so callers can keep collecting
+    problems (kube-scheduler reports every strict-decoding error at once).
+    """
+    if raw is None:
+        return _construct(cls, {}, path, errors)
+    if not isinstance(raw, Mapping):
+        errors.append(FieldError(path, f"must be a mapping {describe_args(cls)}, got {format_value(raw)}"))
+        return _construct(cls, {}, path, [])
+    return _construct(cls, raw, path, errors)
+
+
+_REL_PATH = re.compile(r"^[\[\w]")
+
+
+def validate_args(instance: object, path: str) -> list[FieldError]:
+    """Run ``instance.validate()`` if it exists, prefixing the relative paths it returns with ``path``."""
+    hook = getattr(instance, "validate", None)
+    if not callable(hook):
+        return []
+    out: list[FieldError] = []
+    for item in cast("list[FieldError | tuple[str, str]]", hook()):
+        if isinstance(item, FieldError):
+            rel, msg = item.path, item.message
+        else:
+            rel, msg = item
+        out.append(FieldError(child_path(path, rel) if rel else path, msg))
+    return out
+
+
+def decode_args(cls: type[T], raw: Mapping[str, Any] | None, path: str) -> tuple[T | None, list[FieldError]]:
+    """Decode, default and validate one plugin's args.
+
+    Returns ``(instance, [])`` on success, ``(None, errors)`` otherwise. ``raw`` may carry
+    the optional ``apiVersion``/``kind`` keys upstream allows inside args.
+    """
+    errors: list[FieldError] = []
+    if raw is not None and isinstance(raw, Mapping) and ("apiVersion" in raw or "kind" in raw):
+        raw = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind")}
+    instance = decode_into(cls, raw, path, errors)
+    if errors:
+        return None, errors
+    hook = getattr(instance, "set_defaults", None)
+    if callable(hook):
+        hook()
+    errors.extend(validate_args(instance, path))
+    return (None, errors) if errors else (instance, [])
+
+
+def to_raw(value: Any) -> Any:
+    """Encode a decoded value back to its YAML/JSON shape (camelCase keys)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in _init_fields(type(value)):
+            out[field_key(f)] = to_raw(getattr(value, f.name))
+        return out
+    if isinstance(value, list | tuple):
+        return [to_raw(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: to_raw(v) for k, v in value.items()}
+    return value
