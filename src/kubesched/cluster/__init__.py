@@ -1,1 +1,1 @@
-"""cluster."""
+"""Cluster backends: the only part that differs between a real cluster and a simulation."""

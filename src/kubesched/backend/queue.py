@@ -1,0 +1,501 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool.
+
+Upstream ``pkg/scheduler/backend/queue/scheduling_queue.go``:
+
+* **activeQ** — a heap ordered by the profile's QueueSort ``less``; the scheduler pops from it.
+* **backoffQ** — pods waiting out their backoff (initial × 2^(n−1), capped at max), ordered by expiry.
+  When activeQ is empty the scheduler may pop a backoffQ pod early (``SchedulerPopFromBackoffQ``).
+* **unschedulable pool** — pods that failed and wait for a cluster event that one of the plugins
+  that rejected them registered for (checked through that plugin's queueing hint), or for
+  5 minutes at the latest. Gated pods (PreEnqueue said no) wait here too.
+
+Events that arrive while a pod is being scheduled are remembered and replayed against it if it
+comes back unschedulable, so no event is lost to the race (upstream's in-flight events).
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kubesched.framework.clock import Clock
+from kubesched.framework.events import (
+    FORCE_ACTIVATE,
+    UNSCHEDULABLE_TIMEOUT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+
+log = logging.getLogger("kubesched.queue")
+
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+
+ACTIVE_Q = "active"
+BACKOFF_Q = "backoff"
+UNSCHEDULABLE_Q = "unschedulable"
+GATED_Q = "gated"
+
+
+class _Strategy(enum.Enum):
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+class QueueProfile(Protocol):
+    """What the queue needs of a profile's framework."""
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+    def run_pre_enqueue_plugins(self, pod: PodInfo) -> Any: ...
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]: ...
+
+
+class _Item:
+    __slots__ = ("less", "qpi", "seq")
+
+    def __init__(self, qpi: QueuedPodInfo, seq: int, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self.qpi = qpi
+        self.seq = seq
+        self.less = less
+
+    def __lt__(self, other: _Item) -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq
+
+
+@dataclass
+class _InFlight:
+    qpi: QueuedPodInfo
+    events_from: int
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        profiles: Mapping[str, QueueProfile],
+        clock: Clock,
+        *,
+        pod_initial_backoff: float = 1.0,
+        pod_max_backoff: float = 10.0,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        pop_from_backoff_q: bool = True,
+        metrics: Any = None,
+    ) -> None:
+        self.profiles = profiles
+        self.clock = clock
+        self.initial_backoff = pod_initial_backoff
+        self.max_backoff = pod_max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self.pop_from_backoff_q = pop_from_backoff_q
+        self.metrics = metrics
+        self._cond = threading.Condition(threading.RLock())
+        self._seq = itertools.count()
+        self._active: list[_Item] = []
+        self._active_uids: dict[str, _Item] = {}
+        self._backoff: list[tuple[float, int, str]] = []
+        #: Pods whose last attempt ended in an Error: never popped before their backoff expires.
+        self._error_backoff: list[tuple[float, int, str]] = []
+        self._backoff_pods: dict[str, QueuedPodInfo] = {}
+        self._unschedulable: dict[str, tuple[QueuedPodInfo, float]] = {}
+        self._in_flight: dict[str, _InFlight] = {}
+        self._events: list[tuple[ClusterEvent, Any, Any]] = []
+        self._events_base = 0
+        self._closed = False
+        self.scheduling_cycle = 0
+        self._nominated: dict[str, dict[str, PodInfo]] = {}
+        self._nominated_node_of: dict[str, str] = {}
+        self._events_by_profile = {name: fw.events_to_register() for name, fw in profiles.items()}
+        self._leftover_timer_armed = False
+
+    # ------------------------------------------------------------------------------------------
+    # adding pods
+    # ------------------------------------------------------------------------------------------
+    def _profile(self, pi: PodInfo) -> QueueProfile:
+        return self.profiles[pi.scheduler_name]
+
+    def add(self, pod: dict[str, Any], event: str = "PodAdd") -> None:
+        """A new unscheduled pod for one of our profiles."""
+        with self._cond:
+            pi = PodInfo(pod)
+            if self._find(pi.uid) is not None:
+                return
+            qpi = QueuedPodInfo(pi, timestamp=self.clock.now())
+            self._move_to_active_or_gate(qpi, event)
+
+    def _find(self, uid: str) -> QueuedPodInfo | None:
+        item = self._active_uids.get(uid)
+        if item is not None:
+            return item.qpi
+        if uid in self._backoff_pods:
+            return self._backoff_pods[uid]
+        entry = self._unschedulable.get(uid)
+        if entry is not None:
+            return entry[0]
+        fl = self._in_flight.get(uid)
+        return fl.qpi if fl else None
+
+    def _move_to_active_or_gate(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """PreEnqueue, then activeQ; a rejected pod is parked as gated. True if it went active."""
+        status = self._profile(qpi.pod_info).run_pre_enqueue_plugins(qpi.pod_info)
+        if not status.is_success():
+            qpi.gating_plugin = status.plugin or "PreEnqueue"
+            qpi.last_failure = status.message()
+            self._unschedulable[qpi.pod_info.uid] = (qpi, self.clock.now())
+            self._inc("gated", event)
+            return False
+        qpi.gating_plugin = ""
+        self._push_active(qpi)
+        self._inc(ACTIVE_Q, event)
+        return True
+
+    def _push_active(self, qpi: QueuedPodInfo) -> None:
+        item = _Item(qpi, next(self._seq), self._profile(qpi.pod_info).less)
+        heapq.heappush(self._active, item)
+        self._active_uids[qpi.pod_info.uid] = item
+        self._cond.notify()
+
+    def _inc(self, queue: str, event: str) -> None:
+        if self.metrics is not None:
+            self.metrics.queue_incoming(queue, event)
+
+    # ------------------------------------------------------------------------------------------
+    # popping
+    # ------------------------------------------------------------------------------------------
+    def pop(self, block: bool = False, timeout: float | None = None) -> QueuedPodInfo | None:
+        """Next pod to schedule, or None (non-blocking, or after ``timeout``, or when closed)."""
+        with self._cond:
+            while True:
+                qpi = self._pop_nowait()
+                if qpi is not None or not block or self._closed:
+                    return qpi
+                if not self._cond.wait(timeout):
+                    return None
+
+    def _pop_nowait(self) -> QueuedPodInfo | None:
+        while self._active:
+            item = heapq.heappop(self._active)
+            if self._active_uids.get(item.qpi.pod_info.uid) is not item:
+                continue  # stale entry of a deleted/updated pod
+            del self._active_uids[item.qpi.pod_info.uid]
+            return self._start(item.qpi)
+        if self.pop_from_backoff_q:
+            while self._backoff:
+                _, _, uid = heapq.heappop(self._backoff)
+                qpi = self._backoff_pods.get(uid)
+                if qpi is not None and not qpi.consecutive_errors:
+                    del self._backoff_pods[uid]
+                    return self._start(qpi)
+        return None
+
+    def _start(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
+        self.scheduling_cycle += 1
+        qpi.attempts += 1
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = self.clock.now()
+        self._in_flight[qpi.pod_info.uid] = _InFlight(qpi, self._events_base + len(self._events))
+        return qpi
+
+    def done(self, uid: str) -> None:
+        """The pod's scheduling attempt is over (bound, or back in the queue)."""
+        with self._cond:
+            self._in_flight.pop(uid, None)
+            self._trim_events()
+
+    def _trim_events(self) -> None:
+        if not self._in_flight:
+            self._events_base += len(self._events)
+            self._events.clear()
+
+    # ------------------------------------------------------------------------------------------
+    # failures
+    # ------------------------------------------------------------------------------------------
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        n = qpi.consecutive_errors if qpi.consecutive_errors else qpi.unschedulable_count
+        if n <= 0 or self.max_backoff <= 0:
+            return 0.0
+        d = self.initial_backoff
+        for _ in range(1, n):
+            d *= 2
+            if d >= self.max_backoff:
+                return self.max_backoff
+        return min(d, self.max_backoff)
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        return qpi.timestamp + self.backoff_duration(qpi)
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, *, error: bool = False) -> None:
+        """Upstream ``AddUnschedulableIfNotPresent``: the pod failed its attempt.
+
+        Errors and pods with no rejecting plugin go to backoffQ; others wait in the unschedulable
+        pool unless an event that arrived during their attempt already makes them worth retrying.
+        """
+        with self._cond:
+            uid = qpi.pod_info.uid
+            fl = self._in_flight.pop(uid, None)
+            if uid in self._active_uids or uid in self._backoff_pods or uid in self._unschedulable:
+                self._trim_events()
+                return
+            qpi.timestamp = self.clock.now()
+            if error:
+                qpi.consecutive_errors += 1
+            else:
+                qpi.consecutive_errors = 0
+                qpi.unschedulable_count += 1
+            rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+            if error or not rejectors:
+                self._push_backoff(qpi, "ScheduleAttemptFailure")
+            else:
+                strategy = _Strategy.SKIP
+                if fl is not None:
+                    start = fl.events_from - self._events_base
+                    for event, old, new in self._events[max(start, 0):]:
+                        s = self._worth_requeuing(qpi, event, old, new)
+                        if s != _Strategy.SKIP:
+                            strategy = s
+                            break
+                if strategy == _Strategy.SKIP:
+                    self._unschedulable[uid] = (qpi, self.clock.now())
+                    self._inc(UNSCHEDULABLE_Q, "ScheduleAttemptFailure")
+                    self._arm_leftover_flush()
+                else:
+                    self._requeue(qpi, strategy, "ScheduleAttemptFailure")
+            self._trim_events()
+
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
+        expiry = self.backoff_expiry(qpi)
+        uid = qpi.pod_info.uid
+        self._backoff_pods[uid] = qpi
+        heap = self._error_backoff if qpi.consecutive_errors else self._backoff
+        heapq.heappush(heap, (expiry, next(self._seq), uid))
+        self.clock.call_later(max(0.0, expiry - self.clock.now()), self.flush_backoff_q_completed)
+        self._inc(BACKOFF_Q, event)
+        self._cond.notify()
+
+    def _requeue(self, qpi: QueuedPodInfo, strategy: _Strategy, event: str) -> None:
+        if strategy == _Strategy.AFTER_BACKOFF and self.backoff_expiry(qpi) > self.clock.now():
+            self._push_backoff(qpi, event)
+        else:
+            self._move_to_active_or_gate(qpi, event)
+
+    def flush_backoff_q_completed(self) -> None:
+        """Move pods whose backoff expired to activeQ (runs on a timer)."""
+        with self._cond:
+            now = self.clock.now()
+            for heap in (self._backoff, self._error_backoff):
+                while heap and heap[0][0] <= now:
+                    _, _, uid = heapq.heappop(heap)
+                    qpi = self._backoff_pods.pop(uid, None)
+                    if qpi is not None:
+                        self._move_to_active_or_gate(qpi, "BackoffComplete")
+
+    def _arm_leftover_flush(self) -> None:
+        if self._leftover_timer_armed:
+            return
+        self._leftover_timer_armed = True
+        self.clock.call_later(UNSCHEDULABLE_FLUSH_PERIOD, self.flush_unschedulable_leftover, daemon=True)
+
+    def flush_unschedulable_leftover(self) -> None:
+        """Pods that sat in the pool longer than the maximum are retried (safety net)."""
+        with self._cond:
+            self._leftover_timer_armed = False
+            now = self.clock.now()
+            due = [
+                qpi
+                for qpi, since in self._unschedulable.values()
+                if not qpi.gated and now - since >= self.max_in_unschedulable
+            ]
+            for qpi in due:
+                del self._unschedulable[qpi.pod_info.uid]
+                self._requeue(qpi, _Strategy.AFTER_BACKOFF, str(UNSCHEDULABLE_TIMEOUT.label))
+            if any(not q.gated for q, _ in self._unschedulable.values()):
+                self._arm_leftover_flush()
+
+    # ------------------------------------------------------------------------------------------
+    # cluster events
+    # ------------------------------------------------------------------------------------------
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> _Strategy:
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if qpi.gated:
+            rejectors = {qpi.gating_plugin}
+        if not rejectors:
+            return _Strategy.AFTER_BACKOFF
+        if event in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE):
+            return _Strategy.AFTER_BACKOFF
+        registered = self._events_by_profile.get(qpi.pod_info.scheduler_name, {})
+        strategy = _Strategy.SKIP
+        for plugin in sorted(rejectors):
+            for ewh in registered.get(plugin, ()):
+                if not ewh.event.matches(event):
+                    continue
+                hint = QueueingHint.QUEUE
+                if ewh.hint is not None:
+                    try:
+                        hint = ewh.hint(qpi.pod, old, new)
+                    except Exception:
+                        log.exception("queueing hint of %s failed; requeuing %s", plugin, qpi.pod_info.key)
+                        hint = QueueingHint.QUEUE
+                if hint != QueueingHint.QUEUE:
+                    continue
+                if plugin in qpi.pending_plugins:
+                    return _Strategy.IMMEDIATELY
+                strategy = _Strategy.AFTER_BACKOFF
+        return strategy
+
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        precheck: Callable[[QueuedPodInfo], bool] | None = None,
+    ) -> None:
+        """A cluster event: retry the unschedulable/gated pods it may help (upstream name)."""
+        with self._cond:
+            if self._in_flight:
+                self._events.append((event, old, new))
+            if not self._unschedulable:
+                return
+            moved = []
+            for uid, (qpi, _) in list(self._unschedulable.items()):
+                if precheck is not None and not precheck(qpi):
+                    continue
+                strategy = self._worth_requeuing(qpi, event, old, new)
+                if strategy == _Strategy.SKIP:
+                    continue
+                moved.append((uid, qpi, strategy))
+            for uid, qpi, strategy in moved:
+                del self._unschedulable[uid]
+                if qpi.gated:
+                    self._move_to_active_or_gate(qpi, str(event))
+                else:
+                    self._requeue(qpi, strategy, str(event))
+
+    def activate(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        """Move the given pods to activeQ now (upstream ``Activate``)."""
+        with self._cond:
+            for pod in pods:
+                uid = PodInfo(dict(pod)).uid
+                qpi = None
+                if uid in self._unschedulable:
+                    qpi = self._unschedulable.pop(uid)[0]
+                elif uid in self._backoff_pods:
+                    qpi = self._backoff_pods.pop(uid)
+                elif uid in self._in_flight:
+                    self._events.append((FORCE_ACTIVATE, None, None))
+                if qpi is not None:
+                    self._move_to_active_or_gate(qpi, "ForceActivate")
+
+    # ------------------------------------------------------------------------------------------
+    # updates and deletes of unscheduled pods
+    # ------------------------------------------------------------------------------------------
+    def update(self, old: dict[str, Any] | None, new: dict[str, Any], event: ClusterEvent | None = None) -> None:
+        with self._cond:
+            uid = PodInfo(new).uid
+            item = self._active_uids.get(uid)
+            if item is not None:
+                item.qpi.pod_info.update(new)
+                return
+            if uid in self._backoff_pods:
+                self._backoff_pods[uid].pod_info.update(new)
+                return
+            entry = self._unschedulable.get(uid)
+            if entry is not None:
+                qpi = entry[0]
+                qpi.pod_info.update(new)
+                if qpi.gated:
+                    del self._unschedulable[uid]
+                    self._move_to_active_or_gate(qpi, "UnscheduledPodUpdate")
+                    return
+                if event is not None and self._worth_requeuing(qpi, event, old, new) != _Strategy.SKIP:
+                    del self._unschedulable[uid]
+                    self._requeue(qpi, _Strategy.AFTER_BACKOFF, "UnscheduledPodUpdate")
+                return
+            fl = self._in_flight.get(uid)
+            if fl is not None:
+                fl.qpi.pod_info.update(new)
+                return
+            self.add(new, "PodUpdate")
+
+    def delete(self, pod: Mapping[str, Any]) -> None:
+        with self._cond:
+            uid = PodInfo(dict(pod)).uid
+            self._active_uids.pop(uid, None)
+            self._backoff_pods.pop(uid, None)
+            self._unschedulable.pop(uid, None)
+            self.delete_nominated_pod_if_exists(uid)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------------------------------
+    # nominator
+    # ------------------------------------------------------------------------------------------
+    def add_nominated_pod(self, pi: PodInfo, node_name: str) -> None:
+        with self._cond:
+            self.delete_nominated_pod_if_exists(pi.uid)
+            if not node_name:
+                return
+            self._nominated.setdefault(node_name, {})[pi.uid] = pi
+            self._nominated_node_of[pi.uid] = node_name
+
+    def delete_nominated_pod_if_exists(self, uid: str) -> None:
+        node = self._nominated_node_of.pop(uid, None)
+        if node is not None:
+            pods = self._nominated.get(node, {})
+            pods.pop(uid, None)
+            if not pods:
+                self._nominated.pop(node, None)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._nominated.get(node_name, {}).values())
+
+    def nominated_node_of(self, uid: str) -> str:
+        return self._nominated_node_of.get(uid, "")
+
+    # ------------------------------------------------------------------------------------------
+    # introspection
+    # ------------------------------------------------------------------------------------------
+    def pending_pods(self) -> list[tuple[QueuedPodInfo, str]]:
+        with self._cond:
+            out = [(i.qpi, ACTIVE_Q) for i in self._active_uids.values()]
+            out += [(q, BACKOFF_Q) for q in self._backoff_pods.values()]
+            out += [(q, GATED_Q if q.gated else UNSCHEDULABLE_Q) for q, _ in self._unschedulable.values()]
+            return out
+
+    def counts(self) -> dict[str, int]:
+        with self._cond:
+            gated = sum(1 for q, _ in self._unschedulable.values() if q.gated)
+            return {
+                ACTIVE_Q: len(self._active_uids),
+                BACKOFF_Q: len(self._backoff_pods),
+                UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
+                GATED_Q: gated,
+            }
+
+    def has_active(self) -> bool:
+        if self._active_uids:
+            return True
+        return self.pop_from_backoff_q and any(uid in self._backoff_pods for _, _, uid in self._backoff)
+
+    def in_flight_count(self) -> int:
+        return len(self._in_flight)
+
+
+def event_for_resource(resource: EventResource, action: Any, label: str = "") -> ClusterEvent:
+    return ClusterEvent(resource, action, label)

@@ -1,0 +1,675 @@
+"""The framework runtime: a profile's plugins and how each extension point runs them.
+
+Mirrors ``pkg/scheduler/framework/runtime/framework.go``: plugins are instantiated once per
+profile, ``multiPoint`` is expanded with upstream's precedence rules, and every ``run_*`` method
+has the same shape — loop over the point's plugins in order, skip what CycleState says to skip,
+turn unexpected codes or exceptions into an Error naming the plugin.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.config.types import PluginRef, PluginSet, Plugins, Profile
+
+from .cycle_state import CycleState
+from .interfaces import (
+    MAX_NODE_SCORE,
+    MAX_PERMIT_TIMEOUT,
+    MIN_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from .events import ClusterEventWithHint, WILDCARD_EVENT
+from .registry import Registry
+from .status import Code, Status, StatusLike
+from .types import NodeInfo, NodeScore, PodInfo, PostFilterResult, PreFilterResult, QueuedPodInfo
+from .waiting_pods import WaitingPod, WaitingPodsMap
+
+log = logging.getLogger("kubesched.framework")
+
+#: Extension-point attribute of ``Plugins`` -> (upstream name, the Protocol a plugin must satisfy).
+EXTENSION_POINTS: dict[str, tuple[str, type]] = {
+    "pre_enqueue": ("PreEnqueue", PreEnqueuePlugin),
+    "queue_sort": ("QueueSort", QueueSortPlugin),
+    "pre_filter": ("PreFilter", PreFilterPlugin),
+    "filter": ("Filter", FilterPlugin),
+    "post_filter": ("PostFilter", PostFilterPlugin),
+    "pre_score": ("PreScore", PreScorePlugin),
+    "score": ("Score", ScorePlugin),
+    "reserve": ("Reserve", ReservePlugin),
+    "permit": ("Permit", PermitPlugin),
+    "pre_bind": ("PreBind", PreBindPlugin),
+    "bind": ("Bind", BindPlugin),
+    "post_bind": ("PostBind", PostBindPlugin),
+}
+
+#: Points whose plugins' EnqueueExtensions are honoured (upstream: those that can reject a pod).
+_REQUEUE_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
+
+
+class FrameworkError(ValueError):
+    """A profile that cannot be built (unknown plugin, duplicate, missing QueueSort/Bind...)."""
+
+
+def _implements(plugin: object, proto: type) -> bool:
+    return isinstance(plugin, proto)
+
+
+@dataclass
+class FilterOutcome:
+    """Per-plugin statuses of one node when every Filter plugin runs (``kubesched explain``)."""
+
+    statuses: dict[str, Status] = field(default_factory=dict)
+
+    def first_failure(self) -> Status | None:
+        for s in self.statuses.values():
+            if not s.is_success():
+                return s
+        return None
+
+
+@dataclass
+class ScoreResult:
+    """Scores of the feasible nodes: per plugin raw/normalised (weighted = normalised × weight)."""
+
+    nodes: list[str]
+    raw: dict[str, npt.NDArray[np.int64]]
+    normalized: dict[str, npt.NDArray[np.int64]]
+    weights: dict[str, int]
+    total: npt.NDArray[np.int64]
+
+
+class Framework:
+    """One profile's configured plugins, ready to run.
+
+    ``handle`` is what factories receive; it must provide the members of
+    :class:`kubesched.framework.interfaces.Handle`. The framework itself adds the waiting-pods map.
+    """
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Registry,
+        handle: Any,
+        *,
+        metrics: Any = None,
+    ) -> None:
+        self.profile = profile
+        self.profile_name = profile.scheduler_name
+        self.handle = handle
+        self.metrics = metrics
+        self.waiting_pods = WaitingPodsMap()
+        self.plugins: dict[str, Any] = {}
+        self.score_weights: dict[str, int] = {}
+        self.points: dict[str, list[Any]] = {p: [] for p in EXTENSION_POINTS}
+        self._build(profile.plugins, registry)
+        self.queue_sort = self.points["queue_sort"][0]
+        self.batch_filter = [p for p in self.points["filter"] if _implements(p, BatchFilterPlugin)]
+        self.per_node_filter = [p for p in self.points["filter"] if not _implements(p, BatchFilterPlugin)]
+
+    # ------------------------------------------------------------------------------------------
+    # construction
+    # ------------------------------------------------------------------------------------------
+    def _build(self, plugins: Plugins, registry: Registry) -> None:
+        needed: list[str] = []
+        for attr in [*EXTENSION_POINTS, "multi_point"]:
+            for ref in getattr(plugins, attr).enabled:
+                if ref.name not in needed:
+                    needed.append(ref.name)
+        for name in needed:
+            if name not in registry:
+                raise FrameworkError(f"profile {self.profile_name!r}: plugin {name!r} is not registered")
+            spec = registry[name]
+            args = self.profile.args_for(name)
+            try:
+                plugin = spec.factory(args, self.handle)
+            except Exception as err:
+                expected = ""
+                if spec.args_type is not None:
+                    from kubesched.config.args import describe_args
+
+                    expected = f" (expected args {describe_args(spec.args_type)})"
+                raise FrameworkError(
+                    f"profile {self.profile_name!r}: initializing plugin {name!r}: {err}{expected}"
+                ) from err
+            if not getattr(plugin, "name", None):
+                try:
+                    plugin.name = name
+                except AttributeError:
+                    pass
+            self.plugins[name] = plugin
+
+        for attr, (upstream, proto) in EXTENSION_POINTS.items():
+            pset: PluginSet = getattr(plugins, attr)
+            for ref in pset.enabled:
+                plugin = self.plugins[ref.name]
+                if not _implements(plugin, proto):
+                    raise FrameworkError(
+                        f"profile {self.profile_name!r}: plugin {ref.name!r} does not extend {upstream} plugin"
+                    )
+                if plugin in self.points[attr]:
+                    raise FrameworkError(
+                        f"profile {self.profile_name!r}: plugin {ref.name!r} already registered as {upstream}Plugin"
+                    )
+                self.points[attr].append(plugin)
+            self._expand_multi_point(attr, upstream, proto, pset, plugins.multi_point)
+
+        self._score_weights(plugins)
+        if len(self.points["queue_sort"]) != 1:
+            raise FrameworkError(
+                f"profile {self.profile_name!r}: exactly one QueueSort plugin is required, "
+                f"got {len(self.points['queue_sort'])}"
+            )
+        if not self.points["bind"]:
+            raise FrameworkError(f"profile {self.profile_name!r}: at least one Bind plugin is required")
+
+    def _expand_multi_point(
+        self, attr: str, upstream: str, proto: type, pset: PluginSet, multi: PluginSet
+    ) -> None:
+        """Upstream ``expandMultiPointPlugins``: specific config wins over multiPoint."""
+        disabled = {r.name for r in pset.disabled}
+        if "*" in disabled:
+            return
+        enabled = [r.name for r in pset.enabled]
+        overrides: list[str] = []
+        multi_enabled: list[str] = []
+        for ref in multi.enabled:
+            plugin = self.plugins[ref.name]
+            if not _implements(plugin, proto) or ref.name in disabled:
+                continue
+            if ref.name in enabled:
+                overrides.append(ref.name)
+                continue
+            if ref.name in multi_enabled:
+                raise FrameworkError(
+                    f"profile {self.profile_name!r}: plugin {ref.name!r} already registered as {upstream}Plugin"
+                )
+            multi_enabled.append(ref.name)
+        order = [n for n in enabled if n in overrides] + multi_enabled + [n for n in enabled if n not in overrides]
+        self.points[attr] = [self.plugins[n] for n in order]
+
+    def _score_weights(self, plugins: Plugins) -> None:
+        weights: dict[str, int] = {}
+        for ref in plugins.multi_point.enabled:
+            weights[ref.name] = ref.weight or 1
+        for ref in plugins.score.enabled:  # the specific point's weight takes precedence
+            weights[ref.name] = ref.weight or 1
+        total = 0
+        for p in self.points["score"]:
+            w = weights.get(p.name, 1)
+            self.score_weights[p.name] = w
+            total += w * MAX_NODE_SCORE
+        if total > 2**63 - 1:
+            raise FrameworkError(f"profile {self.profile_name!r}: total score of Score plugins could overflow")
+
+    def list_plugins(self) -> dict[str, list[str]]:
+        """Upstream names of points -> enabled plugin names (logged at start-up)."""
+        out: dict[str, list[str]] = {}
+        for attr, (upstream, _) in EXTENSION_POINTS.items():
+            names = [
+                f"{p.name}(weight={self.score_weights[p.name]})" if attr == "score" else p.name
+                for p in self.points[attr]
+            ]
+            if names:
+                out[upstream] = names
+        return out
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Plugin name -> events it registered; plugins without EnqueueExtensions get the wildcard."""
+        out: dict[str, list[ClusterEventWithHint]] = {}
+        for attr in _REQUEUE_POINTS:
+            for p in self.points[attr]:
+                if p.name in out:
+                    continue
+                if _implements(p, EnqueueExtensions):
+                    out[p.name] = list(p.events_to_register())
+                else:
+                    out[p.name] = [ClusterEventWithHint(WILDCARD_EVENT)]
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # helpers
+    # ------------------------------------------------------------------------------------------
+    def _observe(self, point: str, status: Status, start: float) -> None:
+        if self.metrics is not None:
+            self.metrics.framework_extension_point_duration(point, status, self.profile_name, time.perf_counter() - start)
+
+    def _call(self, plugin: Any, point: str, fn: Callable[[], StatusLike]) -> Status:
+        """Run one plugin method: ``None`` -> Success, an exception -> Error naming the plugin."""
+        try:
+            result = fn()
+        except Exception as err:
+            log.exception("plugin %s failed at %s", plugin.name, point)
+            return Status(Code.ERROR, f"running {point} plugin {plugin.name!r}: {err}", error=err, plugin=plugin.name)
+        if result is None:
+            return Status(Code.SUCCESS)
+        if not isinstance(result, Status):
+            return Status(
+                Code.ERROR, f"{point} plugin {plugin.name!r} returned {result!r}, not a Status", plugin=plugin.name
+            )
+        return result
+
+    # ------------------------------------------------------------------------------------------
+    # queue
+    # ------------------------------------------------------------------------------------------
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return bool(self.queue_sort.less(a, b))
+
+    def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status:
+        for p in self.points["pre_enqueue"]:
+            s = self._call(p, "PreEnqueue", lambda p=p: p.pre_enqueue(pod))  # type: ignore[misc]
+            if not s.is_success():
+                s.plugin = p.name
+                return s
+        return Status(Code.SUCCESS)
+
+    # ------------------------------------------------------------------------------------------
+    # scheduling cycle
+    # ------------------------------------------------------------------------------------------
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """Upstream ``RunPreFilterPlugins``: the merged node narrowing, the status, and the plugins
+        whose results narrowed the nodes (a rejecting plugin is recorded on the status)."""
+        start = time.perf_counter()
+        result: PreFilterResult | None = None
+        skip: set[str] = set()
+        returned: Status | None = None
+        narrowing_plugins: list[str] = []
+        for p in self.points["pre_filter"]:
+            r: PreFilterResult | None = None
+
+            def call(p: Any = p) -> StatusLike:
+                nonlocal r
+                r, st = p.pre_filter(state, pod, nodes)
+                return st
+
+            s = self._call(p, "PreFilter", call)
+            if s.is_skip():
+                skip.add(p.name)
+                continue
+            if not s.is_success():
+                s.plugin = p.name
+                if s.code == Code.ERROR:
+                    if not s.message().startswith("running PreFilter"):
+                        s.reasons = [f"running PreFilter plugin {p.name!r}: {s.message()}"]
+                    self._observe("PreFilter", s, start)
+                    return None, s, set()
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    self._observe("PreFilter", s, start)
+                    return None, s, set()
+                if returned is None:
+                    returned = s
+                continue
+            if r is not None and not r.all_nodes():
+                narrowing_plugins.append(p.name)
+                result = r if result is None else result.merge(r)
+                if not result.node_names:
+                    if len(narrowing_plugins) == 1:
+                        msg = f"node(s) didn't satisfy plugin {narrowing_plugins[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing_plugins)}] simultaneously"
+                    st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=p.name)
+                    self._observe("PreFilter", st, start)
+                    return result, st, set(narrowing_plugins)
+        state.skip_filter_plugins = frozenset(skip)
+        status = returned or Status(Code.SUCCESS)
+        self._observe("PreFilter", status, start)
+        return result, status, set(narrowing_plugins)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        for p in self.points["pre_filter"]:
+            if p.name in state.skip_filter_plugins:
+                continue
+            ext = p.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = self._call(p, "PreFilterExtensionAddPod", lambda ext=ext: ext.add_pod(state, pod, pod_to_add, node_info))  # type: ignore[misc]
+            if not s.is_success():
+                return Status(Code.ERROR, f"running AddPod on PreFilter plugin {p.name!r}: {s.message()}", plugin=p.name)
+        return Status(Code.SUCCESS)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        for p in self.points["pre_filter"]:
+            if p.name in state.skip_filter_plugins:
+                continue
+            ext = p.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = self._call(
+                p, "PreFilterExtensionRemovePod", lambda ext=ext: ext.remove_pod(state, pod, pod_to_remove, node_info)  # type: ignore[misc]
+            )
+            if not s.is_success():
+                return Status(
+                    Code.ERROR, f"running RemovePod on PreFilter plugin {p.name!r}: {s.message()}", plugin=p.name
+                )
+        return Status(Code.SUCCESS)
+
+    def _filter_with(
+        self, plugins: Sequence[Any], state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        for p in plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
+            s = self._call(p, "Filter", lambda p=p: p.filter(state, pod, node_info))  # type: ignore[misc]
+            if s.is_success():
+                continue
+            s.plugin = p.name
+            if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                msg = s.message()
+                if not msg.startswith("running"):
+                    msg = f"running {p.name!r} filter plugin: {msg}"
+                return Status(Code.ERROR, msg, error=s.error, plugin=p.name)
+            return s
+        return Status(Code.SUCCESS)
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status:
+        """Every Filter plugin in order on one node, stopping at the first failure (upstream)."""
+        return self._filter_with(self.points["filter"], state, pod, node_info)
+
+    def run_per_node_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status:
+        """Only the plugins without a batch form (the batch ones ran over the node table already)."""
+        return self._filter_with(self.per_node_filter, state, pod, node_info)
+
+    def run_all_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> FilterOutcome:
+        """Every Filter plugin, not stopping at failures: what ``kubesched explain`` shows."""
+        out = FilterOutcome()
+        for p in self.points["filter"]:
+            if p.name in state.skip_filter_plugins:
+                out.statuses[p.name] = Status(Code.SKIP)
+                continue
+            s = self._call(p, "Filter", lambda p=p: p.filter(state, pod, node_info))  # type: ignore[misc]
+            s.plugin = p.name
+            out.statuses[p.name] = s
+        return out
+
+    def run_batch_filters(
+        self, state: CycleState, pod: PodInfo, snapshot: Any, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_] | Status:
+        """AND of every batch Filter's mask over ``indices``, or an Error status."""
+        mask = np.ones(len(indices), dtype=np.bool_)
+        for p in self.batch_filter:
+            if p.name in state.skip_filter_plugins:
+                continue
+            try:
+                mask &= p.filter_batch(state, pod, snapshot, indices)
+            except Exception as err:
+                log.exception("plugin %s failed at Filter (batch)", p.name)
+                return Status(Code.ERROR, f"running {p.name!r} filter plugin: {err}", error=err, plugin=p.name)
+        return mask
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, nominated: Sequence[PodInfo] = ()
+    ) -> Status:
+        """Upstream: filters run with ≥-priority nominated pods added, then (if any) without them."""
+        relevant = [p for p in nominated if p.uid != pod.uid and p.priority >= pod.priority]
+        for with_nominated in (True, False):
+            if with_nominated and relevant:
+                st2 = state.clone()
+                ni2 = node_info.clone()
+                for np_ in relevant:
+                    ni2.add_pod(np_)
+                    s = self.run_pre_filter_extension_add_pod(st2, pod, np_, ni2)
+                    if not s.is_success():
+                        return s
+                s = self.run_filter_plugins(st2, pod, ni2)
+            elif with_nominated:
+                continue
+            else:
+                s = self.run_filter_plugins(state, pod, node_info)
+            if not s.is_success():
+                return s
+        return Status(Code.SUCCESS)
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        start = time.perf_counter()
+        reasons: list[str] = []
+        rejector = ""
+        for p in self.points["post_filter"]:
+            r: PostFilterResult | None = None
+
+            def call(p: Any = p) -> StatusLike:
+                nonlocal r
+                r, st = p.post_filter(state, pod, filtered_node_status)
+                return st
+
+            s = self._call(p, "PostFilter", call)
+            if s.is_success() or s.code in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                s.plugin = p.name
+                self._observe("PostFilter", s, start)
+                return r, s
+            reasons.extend(s.reasons)
+            rejector = rejector or p.name
+        status = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+        self._observe("PostFilter", status, start)
+        return None, status
+
+    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        start = time.perf_counter()
+        skip: set[str] = set()
+        for p in self.points["pre_score"]:
+            s = self._call(p, "PreScore", lambda p=p: p.pre_score(state, pod, nodes))  # type: ignore[misc]
+            if s.is_skip():
+                skip.add(p.name)
+                continue
+            if not s.is_success():
+                st = Status(Code.ERROR, f"running PreScore plugin {p.name!r}: {s.message()}", plugin=p.name)
+                self._observe("PreScore", st, start)
+                return st
+        state.skip_score_plugins = frozenset(skip)
+        ok = Status(Code.SUCCESS)
+        self._observe("PreScore", ok, start)
+        return ok
+
+    def run_score_plugins(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        snapshot: Any = None,
+        indices: npt.NDArray[np.intp] | None = None,
+    ) -> ScoreResult | Status:
+        """Score, normalise and weight; scores outside [0, 100] after normalisation are an Error."""
+        start = time.perf_counter()
+        names = [n.name for n in nodes]
+        raw: dict[str, npt.NDArray[np.int64]] = {}
+        normalized: dict[str, npt.NDArray[np.int64]] = {}
+        total = np.zeros(len(nodes), dtype=np.int64)
+        for p in self.points["score"]:
+            if p.name in state.skip_score_plugins:
+                continue
+            try:
+                if snapshot is not None and indices is not None and _implements(p, BatchScorePlugin):
+                    scores = np.asarray(p.score_batch(state, pod, snapshot, indices), dtype=np.int64)
+                else:
+                    scores = np.empty(len(nodes), dtype=np.int64)
+                    for i, ni in enumerate(nodes):
+                        value, st = p.score(state, pod, ni)
+                        if st is not None and not st.is_success():
+                            return self._score_error(p.name, st.message(), start)
+                        scores[i] = value
+            except Exception as err:
+                log.exception("plugin %s failed at Score", p.name)
+                return self._score_error(p.name, str(err), start)
+            raw[p.name] = scores.copy()
+            ext = p.score_extensions()
+            if ext is not None:
+                batch_norm = getattr(ext, "normalize_score_batch", None)
+                try:
+                    if callable(batch_norm):
+                        scores = np.asarray(batch_norm(state, pod, scores), dtype=np.int64)
+                    else:
+                        lst = [NodeScore(n, int(v)) for n, v in zip(names, scores, strict=True)]
+                        st = ext.normalize_score(state, pod, lst)
+                        if st is not None and not st.is_success():
+                            return self._score_error(p.name, st.message(), start, "normalize")
+                        scores = np.fromiter((ns.score for ns in lst), dtype=np.int64, count=len(lst))
+                except Exception as err:
+                    log.exception("plugin %s failed at NormalizeScore", p.name)
+                    return self._score_error(p.name, str(err), start, "normalize")
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
+                return self._score_error(
+                    p.name,
+                    f"plugin {p.name!r} returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    start,
+                )
+            normalized[p.name] = scores
+            total += scores * self.score_weights[p.name]
+        self._observe("Score", Status(Code.SUCCESS), start)
+        return ScoreResult(names, raw, normalized, dict(self.score_weights), total)
+
+    def _score_error(self, plugin: str, msg: str, start: float, what: str = "score") -> Status:
+        prefix = "running Score plugins" if what == "score" else "running Normalize on Score plugins"
+        st = Status(Code.ERROR, f"{prefix}: {plugin!r}: {msg}" if not msg.startswith("plugin") else msg, plugin=plugin)
+        self._observe("Score", st, start)
+        return st
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        start = time.perf_counter()
+        for p in self.points["reserve"]:
+            s = self._call(p, "Reserve", lambda p=p: p.reserve(state, pod, node_name))  # type: ignore[misc]
+            if not s.is_success():
+                s.plugin = p.name
+                if not s.is_rejected():
+                    s = Status(Code.ERROR, f"running Reserve plugin {p.name!r}: {s.message()}", plugin=p.name)
+                self._observe("Reserve", s, start)
+                return s
+        ok = Status(Code.SUCCESS)
+        self._observe("Reserve", ok, start)
+        return ok
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Every Reserve plugin's Unreserve, in reverse order; failures are logged, never raised."""
+        start = time.perf_counter()
+        for p in reversed(self.points["reserve"]):
+            try:
+                p.unreserve(state, pod, node_name)
+            except Exception:
+                log.exception("plugin %s failed at Unreserve", p.name)
+        self._observe("Unreserve", Status(Code.SUCCESS), start)
+
+    def run_permit_plugins(self, state: CycleState, pod: PodInfo, node_name: str, clock: Any) -> Status:
+        """Success, a rejection, or Wait (a WaitingPod is registered with one timer per plugin)."""
+        start = time.perf_counter()
+        timeouts: dict[str, float] = {}
+        for p in self.points["permit"]:
+            timeout = 0.0
+
+            def call(p: Any = p) -> StatusLike:
+                nonlocal timeout
+                st, timeout = p.permit(state, pod, node_name)
+                return st
+
+            s = self._call(p, "Permit", call)
+            if s.is_success():
+                continue
+            if s.is_wait():
+                timeouts[p.name] = min(max(float(timeout), 0.0), MAX_PERMIT_TIMEOUT)
+                continue
+            s.plugin = p.name
+            if not s.is_rejected():
+                s = Status(Code.ERROR, f"running Permit plugin {p.name!r}: {s.message()}", plugin=p.name)
+            self._observe("Permit", s, start)
+            return s
+        if timeouts:
+            self.waiting_pods.add(WaitingPod(pod, node_name, timeouts, clock))
+            st = Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}")
+            self._observe("Permit", st, start)
+            return st
+        ok = Status(Code.SUCCESS)
+        self._observe("Permit", ok, start)
+        return ok
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        start = time.perf_counter()
+        for p in self.points["pre_bind"]:
+            s = self._call(p, "PreBind", lambda p=p: p.pre_bind(state, pod, node_name))  # type: ignore[misc]
+            if s.is_skip():
+                continue
+            if not s.is_success():
+                s.plugin = p.name
+                if s.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE and not s.is_rejected():
+                    s = Status(Code.ERROR, f"running PreBind plugin {p.name!r}: {s.message()}", plugin=p.name)
+                self._observe("PreBind", s, start)
+                return s
+        ok = Status(Code.SUCCESS)
+        self._observe("PreBind", ok, start)
+        return ok
+
+    def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        start = time.perf_counter()
+        s = Status(Code.SKIP)
+        for p in self.points["bind"]:
+            s = self._call(p, "Bind", lambda p=p: p.bind(state, pod, node_name))  # type: ignore[misc]
+            if s.is_skip():
+                continue
+            if not s.is_success():
+                s.plugin = p.name
+                if not s.is_rejected():
+                    s = Status(Code.ERROR, f"running Bind plugin {p.name!r}: {s.message()}", error=s.error, plugin=p.name)
+            break
+        self._observe("Bind", s, start)
+        return s
+
+    def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        start = time.perf_counter()
+        for p in self.points["post_bind"]:
+            try:
+                p.post_bind(state, pod, node_name)
+            except Exception:
+                log.exception("plugin %s failed at PostBind", p.name)
+        self._observe("PostBind", Status(Code.SUCCESS), start)
+
+    # ------------------------------------------------------------------------------------------
+    # waiting pods
+    # ------------------------------------------------------------------------------------------
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.points["filter"])
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.points["post_filter"])
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.points["score"])
+
+
+__all__ = ["EXTENSION_POINTS", "FilterOutcome", "Framework", "FrameworkError", "PluginRef", "ScoreResult"]

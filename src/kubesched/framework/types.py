@@ -1,0 +1,486 @@
+"""Parsed views of pods and nodes, and the small value types of the framework.
+
+Objects stay the API server's JSON (dicts). ``PodInfo`` and ``NodeInfo`` parse what the hot path
+needs once and cache it, as upstream's ``pkg/scheduler/framework/types.go`` does, so no plugin
+re-parses quantities, selectors or tolerations per node.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from kubesched.api.nodeaffinity import RequiredNodeAffinity
+from kubesched.api.resources import Resource, pod_non_zero_requests, pod_requests
+
+from .status import Status
+
+Obj = dict[str, Any]
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    s = obj.get("spec")
+    return s if isinstance(s, Mapping) else {}
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    m = meta(pod)
+    return f"{m.get('namespace') or 'default'}/{m.get('name', '')}"
+
+
+def pod_uid(pod: Mapping[str, Any]) -> str:
+    m = meta(pod)
+    return str(m.get("uid") or pod_key(pod))
+
+
+class PodInfo:
+    """A pod plus everything the scheduler parses from it, computed lazily and exactly once.
+
+    ``cache`` is free for plugins to memoise their own parsed data per pod (keyed by plugin name),
+    so a parse done at PreFilter for one cycle is reused by later cycles and by other nodes.
+    """
+
+    def __init__(self, pod: Obj) -> None:
+        self.pod = pod
+        m = meta(pod)
+        self.name: str = m.get("name", "")
+        self.namespace: str = m.get("namespace") or "default"
+        self.key = f"{self.namespace}/{self.name}"
+        self.uid: str = str(m.get("uid") or self.key)
+        self.cache: dict[str, Any] = {}
+
+    def update(self, pod: Obj) -> None:
+        """Point this view at a newer copy of the pod, dropping every cached parse."""
+        self.__init__(pod)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+    def with_node_name(self, node_name: str) -> PodInfo:
+        """A copy of the pod assigned to ``node_name`` that keeps every cached parse (assume)."""
+        pod = dict(self.pod)
+        pod["spec"] = {**self.spec, "nodeName": node_name}
+        clone = PodInfo(pod)
+        for k, v in self.__dict__.items():
+            if k not in ("pod", "cache"):
+                clone.__dict__.setdefault(k, v)
+        clone.cache = self.cache
+        return clone
+
+    # -- metadata -------------------------------------------------------------------------------
+    @cached_property
+    def labels(self) -> Mapping[str, str]:
+        labels = meta(self.pod).get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    @cached_property
+    def annotations(self) -> Mapping[str, str]:
+        ann = meta(self.pod).get("annotations")
+        return ann if isinstance(ann, Mapping) else {}
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return spec(self.pod)
+
+    @cached_property
+    def priority(self) -> int:
+        """``spec.priority`` (0 when unset, as upstream ``corev1helpers.PodPriority``)."""
+        p = self.spec.get("priority")
+        return int(p) if isinstance(p, int) else 0
+
+    @property
+    def node_name(self) -> str:
+        return str(self.spec.get("nodeName") or "")
+
+    @property
+    def scheduler_name(self) -> str:
+        return str(self.spec.get("schedulerName") or "default-scheduler")
+
+    @property
+    def deletion_timestamp(self) -> str | None:
+        ts = meta(self.pod).get("deletionTimestamp")
+        return str(ts) if ts else None
+
+    # -- resources ------------------------------------------------------------------------------
+    @cached_property
+    def requests(self) -> Resource:
+        """Effective requests (containers, init containers and sidecars, overhead)."""
+        return pod_requests(self.pod)
+
+    @cached_property
+    def non_zero_requests(self) -> tuple[int, int]:
+        """(milli-CPU, memory) with upstream's defaults for unset requests, for scoring only."""
+        return pod_non_zero_requests(self.pod)
+
+    # -- placement constraints ------------------------------------------------------------------
+    @cached_property
+    def required_node_affinity(self) -> RequiredNodeAffinity:
+        return RequiredNodeAffinity(self.pod)
+
+    @cached_property
+    def tolerations(self) -> Sequence[Mapping[str, Any]]:
+        t = self.spec.get("tolerations")
+        return t if isinstance(t, list) else []
+
+    @cached_property
+    def affinity(self) -> Mapping[str, Any]:
+        a = self.spec.get("affinity")
+        return a if isinstance(a, Mapping) else {}
+
+    @cached_property
+    def has_affinity(self) -> bool:
+        """Whether the pod has any pod affinity or anti-affinity (``PodsWithAffinity``)."""
+        return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+
+    @cached_property
+    def has_required_anti_affinity(self) -> bool:
+        anti = self.affinity.get("podAntiAffinity")
+        return bool(isinstance(anti, Mapping) and anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+    @cached_property
+    def host_ports(self) -> list[tuple[str, str, int]]:
+        """(hostIP, protocol, hostPort) of every container port with a hostPort (upstream defaults)."""
+        out: list[tuple[str, str, int]] = []
+        for c in itertools.chain(self.spec.get("containers") or [], _restartable_init(self.spec)):
+            for p in c.get("ports") or []:
+                hp = p.get("hostPort")
+                if not hp:
+                    continue
+                out.append((p.get("hostIP") or DEFAULT_BIND_ALL_HOST_IP, p.get("protocol") or "TCP", int(hp)))
+        return out
+
+    @cached_property
+    def scheduling_gates(self) -> list[str]:
+        gates = self.spec.get("schedulingGates") or []
+        return [str(g.get("name", "")) for g in gates if isinstance(g, Mapping)]
+
+
+def _restartable_init(pod_spec: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    for c in pod_spec.get("initContainers") or []:
+        if c.get("restartPolicy") == "Always":
+            yield c
+
+
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+class HostPortInfo:
+    """Ports in use on a node: hostIP -> {(protocol, port)} (upstream ``HostPortInfo``)."""
+
+    __slots__ = ("_ports",)
+
+    def __init__(self) -> None:
+        self._ports: dict[str, dict[tuple[str, int], int]] = {}
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        entry = self._ports.setdefault(ip or DEFAULT_BIND_ALL_HOST_IP, {})
+        entry[(protocol or "TCP", port)] = entry.get((protocol or "TCP", port), 0) + 1
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        ip = ip or DEFAULT_BIND_ALL_HOST_IP
+        entry = self._ports.get(ip)
+        if not entry:
+            return
+        key = (protocol or "TCP", port)
+        n = entry.get(key, 0) - 1
+        if n > 0:
+            entry[key] = n
+        else:
+            entry.pop(key, None)
+            if not entry:
+                del self._ports[ip]
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        """True when (ip, protocol, port) clashes with a used port; 0.0.0.0 clashes with every IP."""
+        if port <= 0:
+            return False
+        ip = ip or DEFAULT_BIND_ALL_HOST_IP
+        key = (protocol or "TCP", port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(key in entry for entry in self._ports.values())
+        for check_ip in (DEFAULT_BIND_ALL_HOST_IP, ip):
+            if key in self._ports.get(check_ip, {}):
+                return True
+        return False
+
+    def __len__(self) -> int:
+        return sum(len(e) for e in self._ports.values())
+
+    def clone(self) -> HostPortInfo:
+        c = HostPortInfo()
+        c._ports = {ip: dict(e) for ip, e in self._ports.items()}
+        return c
+
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    return next(_generation)
+
+
+class NodeInfo:
+    """A node and the pods on it (bound and assumed), with running sums of their requests."""
+
+    __slots__ = (
+        "_labels",
+        "_taints",
+        "allocatable",
+        "generation",
+        "image_states",
+        "name",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: Obj | None = None, pods: Iterable[PodInfo] = ()) -> None:
+        self.node: Obj | None = None
+        self.name = ""
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self._labels: Mapping[str, str] | None = None
+        self._taints: list[Mapping[str, Any]] | None = None
+        self.generation = next_generation()
+        if node is not None:
+            self.set_node(node)
+        for p in pods:
+            self.add_pod(p)
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+    def set_node(self, node: Obj) -> None:
+        self.node = node
+        self.name = str(meta(node).get("name", ""))
+        status = node.get("status") or {}
+        self.allocatable = Resource.from_resource_list(status.get("allocatable"), "status.allocatable")
+        self._labels = None
+        self._taints = None
+        self.generation = next_generation()
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        if self._labels is None:
+            labels = meta(self.node or {}).get("labels")
+            self._labels = labels if isinstance(labels, Mapping) else {}
+        return self._labels
+
+    @property
+    def taints(self) -> list[Mapping[str, Any]]:
+        if self._taints is None:
+            t = spec(self.node or {}).get("taints")
+            self._taints = list(t) if isinstance(t, list) else []
+        return self._taints
+
+    @property
+    def unschedulable(self) -> bool:
+        return bool(spec(self.node or {}).get("unschedulable"))
+
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(pi, 1)
+
+    def remove_pod(self, pi: PodInfo) -> bool:
+        """Remove by UID; False when the pod is not on this node."""
+        for i, p in enumerate(self.pods):
+            if p.uid == pi.uid:
+                del self.pods[i]
+                _remove_uid(self.pods_with_affinity, p.uid)
+                _remove_uid(self.pods_with_required_anti_affinity, p.uid)
+                self._update(p, -1)
+                return True
+        return False
+
+    def _update(self, pi: PodInfo, sign: int) -> None:
+        try:
+            req = pi.requests
+            nz_cpu, nz_mem = pi.non_zero_requests
+        except ValueError:
+            # An invalid pod already bound by someone else: count it, at zero, rather than fail.
+            req, nz_cpu, nz_mem = Resource(), 0, 0
+        r = self.requested
+        r.milli_cpu += sign * req.milli_cpu
+        r.memory += sign * req.memory
+        r.ephemeral_storage += sign * req.ephemeral_storage
+        for name, v in req.scalar_resources.items():
+            r.scalar_resources[name] = r.scalar_resources.get(name, 0) + sign * v
+        self.non_zero_requested.milli_cpu += sign * nz_cpu
+        self.non_zero_requested.memory += sign * nz_mem
+        for ip, proto, port in pi.host_ports:
+            if sign > 0:
+                self.used_ports.add(ip, proto, port)
+            else:
+                self.used_ports.remove(ip, proto, port)
+        self.generation = next_generation()
+
+    def clone(self) -> NodeInfo:
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.name = self.name
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.requested = self.requested.clone()
+        c.non_zero_requested = self.non_zero_requested.clone()
+        c.allocatable = self.allocatable
+        c.image_states = self.image_states
+        c._labels = self._labels
+        c._taints = self._taints
+        c.generation = self.generation
+        return c
+
+
+def _remove_uid(pods: list[PodInfo], uid: str) -> None:
+    for i, p in enumerate(pods):
+        if p.uid == uid:
+            del pods[i]
+            return
+
+
+@dataclass(slots=True)
+class ImageStateSummary:
+    """Size of an image and how many nodes have it (upstream ``ImageStateSummary``)."""
+
+    size: int
+    num_nodes: int
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Narrowing of the candidate nodes; ``None`` node_names means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return PreFilterResult(None if self.node_names is None else set(self.node_names))
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names or ()))
+        return PreFilterResult(set(self.node_names or ()) & set(other.node_names or ()))
+
+
+class NominatingMode:
+    NO_OVERRIDE = 0
+    OVERRIDE = 1
+
+
+@dataclass(slots=True)
+class NominatingInfo:
+    nominated_node_name: str = ""
+    mode: int = NominatingMode.OVERRIDE
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominating_info: NominatingInfo | None = None
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod in the scheduling queue with its queueing bookkeeping (upstream ``QueuedPodInfo``)."""
+
+    pod_info: PodInfo
+    #: When the pod was (re)added to the queue: the QueueSort tie-breaker and the backoff base.
+    timestamp: float = 0.0
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gating_plugin: str = ""
+    #: Message of the last failure, for reports (``kubesched simulate``).
+    last_failure: str = ""
+
+    @property
+    def pod(self) -> Obj:
+        return self.pod_info.pod
+
+    @property
+    def gated(self) -> bool:
+        return bool(self.gating_plugin)
+
+
+class Diagnosis:
+    """Why a pod did not fit: the status of every node plus the plugins that rejected it."""
+
+    __slots__ = ("node_to_status", "post_filter_msg", "pre_filter_msg", "unschedulable_plugins", "absent_status")
+
+    def __init__(self) -> None:
+        self.node_to_status: dict[str, Status] = {}
+        #: Status of every node not in ``node_to_status`` (upstream's absent-nodes status).
+        self.absent_status: Status | None = None
+        self.unschedulable_plugins: set[str] = set()
+        self.pre_filter_msg = ""
+        self.post_filter_msg = ""
+
+
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+class FitError(Exception):
+    """The pod fits no node; ``str()`` is upstream's FailedScheduling message (``FitError.Error``)."""
+
+    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            msg += " " + ", ".join(histogram(d.node_to_status, self.num_all_nodes, d.absent_status)) + "."
+        if d.post_filter_msg:
+            msg += " " + d.post_filter_msg
+        return msg
+
+
+def histogram(node_to_status: Mapping[str, Status], num_all_nodes: int, absent: Status | None) -> list[str]:
+    """``"<count> <reason>"`` for every reason, sorted as strings (upstream ``FitError.Error``)."""
+    counts: dict[str, int] = {}
+    for status in node_to_status.values():
+        for r in status.reasons:
+            counts[r] = counts.get(r, 0) + 1
+    absent_n = num_all_nodes - len(node_to_status)
+    if absent is not None and absent_n > 0:
+        for r in absent.reasons:
+            counts[r] = counts.get(r, 0) + absent_n
+    return sorted(f"{n} {r}" for r, n in counts.items())

@@ -1,0 +1,123 @@
+"""Pods held at Permit (upstream ``framework/runtime/waiting_pods_map.go``).
+
+A waiting pod proceeds when every plugin that asked it to wait allows it; one rejection, or one
+plugin's timeout, rejects it. The outcome is delivered once, to the callback the scheduler
+registered, which continues (or unwinds) the binding cycle.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from .clock import Clock, Timer
+from .status import Code, Status
+from .types import PodInfo
+
+
+class WaitingPod:
+    def __init__(self, pod: PodInfo, node_name: str, plugin_timeouts: dict[str, float], clock: Clock) -> None:
+        self.pod_info = pod
+        self.node_name = node_name
+        self._pending = set(plugin_timeouts)
+        self._lock = threading.Lock()
+        self._result: Status | None = None
+        self._callback: Callable[[Status], None] | None = None
+        self._timers: list[Timer] = []
+        for plugin, timeout in plugin_timeouts.items():
+            self._timers.append(clock.call_later(timeout, self._timeout_fn(plugin, timeout)))
+
+    def _timeout_fn(self, plugin: str, timeout: float) -> Callable[[], None]:
+        def fire() -> None:
+            self.reject(plugin, f"rejected due to timeout after waiting {_go_duration(timeout)} at plugin {plugin}")
+
+        return fire
+
+    @property
+    def pod(self) -> dict[str, object]:
+        return self.pod_info.pod
+
+    def get_pending_plugins(self) -> list[str]:
+        with self._lock:
+            return sorted(self._pending)
+
+    def allow(self, plugin: str) -> None:
+        with self._lock:
+            if self._result is not None:
+                return
+            self._pending.discard(plugin)
+            if self._pending:
+                return
+            self._result = Status(Code.SUCCESS)
+        self._finish()
+
+    def reject(self, plugin: str, message: str) -> None:
+        with self._lock:
+            if self._result is not None:
+                return
+            self._result = Status(Code.UNSCHEDULABLE, message, plugin=plugin)
+        self._finish()
+
+    def on_done(self, callback: Callable[[Status], None]) -> None:
+        """Register the continuation; called at once if the outcome is already known."""
+        with self._lock:
+            self._callback = callback
+            done = self._result is not None
+        if done:
+            self._deliver()
+
+    def _finish(self) -> None:
+        for t in self._timers:
+            t.cancel()
+        self._deliver()
+
+    def _deliver(self) -> None:
+        with self._lock:
+            cb, result = self._callback, self._result
+            if cb is None or result is None:
+                return
+            self._callback = None
+        cb(result)
+
+
+class WaitingPodsMap:
+    def __init__(self) -> None:
+        self._pods: dict[str, WaitingPod] = {}
+        self._lock = threading.Lock()
+
+    def add(self, wp: WaitingPod) -> None:
+        with self._lock:
+            self._pods[wp.pod_info.uid] = wp
+
+    def remove(self, uid: str) -> None:
+        with self._lock:
+            self._pods.pop(uid, None)
+
+    def get(self, uid: str) -> WaitingPod | None:
+        with self._lock:
+            return self._pods.get(uid)
+
+    def iterate(self, fn: Callable[[WaitingPod], None]) -> None:
+        with self._lock:
+            pods = list(self._pods.values())
+        for wp in pods:
+            fn(wp)
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+
+def _go_duration(seconds: float) -> str:
+    """Format seconds like Go's ``time.Duration.String`` for whole and fractional seconds."""
+    if seconds == int(seconds):
+        s = int(seconds)
+        h, rem = divmod(s, 3600)
+        m, sec = divmod(rem, 60)
+        if h:
+            return f"{h}h{m}m{sec}s"
+        if m:
+            return f"{m}m{sec}s"
+        return f"{sec}s"
+    if seconds < 1:
+        return f"{seconds * 1000:g}ms"
+    return f"{seconds:g}s"

@@ -1,0 +1,5 @@
+"""DefaultBinder."""
+
+from .default_binder import DefaultBinder
+
+__all__ = ["DefaultBinder"]

@@ -1,0 +1,25 @@
+"""DefaultBinder: binds through the cluster backend (``pods/binding`` on a real API server)
+(upstream ``pkg/scheduler/framework/plugins/defaultbinder/default_binder.go``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
+from kubesched.plugins import names
+
+
+class DefaultBinder:
+    name = names.DEFAULT_BINDER
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        try:
+            self.handle.client().bind(pod.pod, node_name)
+        except Exception as err:
+            return Status.as_status(err)
+        return None

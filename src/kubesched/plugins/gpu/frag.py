@@ -1,0 +1,153 @@
+"""GPU fragmentation of a node against the workload's typical pod shapes (FGD paper, §4).
+
+Ported from the FGD simulator's ``pkg/utils/frag.go`` (GetTypicalPods, NodeGpuShareFragAmount,
+GetNodePodFrag, FragAmountSumExceptQ3). For each typical pod type t with popularity p_t, a node's idle
+GPU milli counts as fragment for t unless t fits; when t fits, only the GPUs too small for t's per-GPU
+share count. F = Σ_t p_t · fragment_t.
+
+Floating-point order is kept bit-exact: one running sum per category in typical-pod order, the
+categories then added as q1, q2, q4, xl, xr, no_access. That only matters where Δ is exactly 0 in exact
+arithmetic, but there it decides FGD's integer score ties.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .types import NodeGpuState, PodShape, ShapeKey, accessible
+
+__all__ = ["FloatArray", "TypicalPod", "TypicalPods"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# category codes; the order of _SUM_ORDER is the Go FragRatioDataMap index order minus q3
+_Q1, _Q2, _Q4, _XL, _XR, _NA = range(6)
+_SUM_ORDER = (_Q1, _Q2, _Q4, _XL, _XR, _NA)
+
+
+@dataclass(frozen=True, slots=True)
+class TypicalPod:
+    """One pod type of the workload and its popularity (probability) ``p``."""
+
+    cpu: int
+    gpu_milli: int
+    gpu_count: int
+    models: tuple[str, ...]
+    count: int
+    p: float
+
+
+class TypicalPods:
+    """The typical pod types of a workload, with vectorized fragmentation over node states."""
+
+    def __init__(self, pods: Sequence[TypicalPod]) -> None:
+        if not pods:
+            raise ValueError("no typical pods")
+        self.pods: tuple[TypicalPod, ...] = tuple(pods)
+        self.cpu: IntArray = np.array([t.cpu for t in pods], dtype=np.int64)
+        self.gpu_milli: IntArray = np.array([t.gpu_milli for t in pods], dtype=np.int64)
+        self.gpu_count: IntArray = np.array([t.gpu_count for t in pods], dtype=np.int64)
+        self.p: FloatArray = np.array([t.p for t in pods], dtype=np.float64)
+        self._cpu_only: BoolArray = self.gpu_milli == 0
+        self._access: dict[str, BoolArray] = {}
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+    @classmethod
+    def from_shapes(cls, shapes: Iterable[PodShape], threshold: int = 95, step: int = 1) -> TypicalPods:
+        """Group pods by (scoring CPU, per-GPU milli, GPU count, models) and keep the most popular.
+
+        GetTypicalPods with the paper's settings (CPU pods included, GPU weight 0): types sorted by
+        count, ties by larger CPU, milli, count, then model string; the shortest prefix (grown by
+        ``step``) covering ``threshold`` % of pods is kept and renormalised, in Go's float order.
+        """
+        counts: Counter[ShapeKey] = Counter(shape.key for shape in shapes)
+        total = float(sum(counts.values()))
+        if total == 0:
+            raise ValueError("no pods")
+        ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0][0], kv[0][1], kv[0][2],
+                                                         "|".join(kv[0][3])), reverse=True)
+        expected = float(threshold) * total / 100.0
+        cum = 0.0
+        taken = 0
+        limit = 0
+        percentage: list[float] = []
+        while cum < expected:
+            limit += step
+            while taken < limit and taken < len(ordered):
+                n = float(ordered[taken][1])
+                cum += n
+                percentage.append(n / total)
+                taken += 1
+            if taken >= len(ordered):
+                break
+        if taken < len(ordered):
+            share = cum / total
+            percentage = [v / share for v in percentage]
+        return cls([
+            TypicalPod(cpu=key[0], gpu_milli=key[1], gpu_count=key[2], models=key[3], count=n, p=p)
+            for (key, n), p in zip(ordered[:taken], percentage, strict=True)
+        ])
+
+    # ---- fragmentation -------------------------------------------------------------------------
+
+    def access_row(self, model: str) -> BoolArray:
+        """For each typical type, whether a node of ``model`` is accessible to it."""
+        row = self._access.get(model)
+        if row is None:
+            row = np.array([accessible(model, t.models) for t in self.pods], dtype=np.bool_)
+            self._access[model] = row
+        return row
+
+    def access_matrix(self, models: Sequence[str]) -> BoolArray:
+        """``access_row`` for each model of a cluster's model list, stacked (models x types)."""
+        return np.stack([self.access_row(m) for m in models]) if models else np.zeros((0, len(self)), bool)
+
+    def fragmentation(self, access: BoolArray, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
+        """F for a batch of node states.
+
+        ``access`` is (states, types) model accessibility, ``cpu_left`` (states,), ``gpu_left``
+        (states, GPUs) milli left per GPU (order irrelevant, padding GPUs at 0).
+        """
+        gpu_left = np.asarray(gpu_left, dtype=np.int64)
+        idle = gpu_left.sum(axis=1)
+        per_gpu = gpu_left[:, None, :]
+        big_enough = per_gpu >= self.gpu_milli[None, :, None]
+        fits_gpu = big_enough.sum(axis=2) >= self.gpu_count[None, :]
+        small_sum = np.where(big_enough, 0, per_gpu).sum(axis=2)
+        fits_cpu = cpu_left[:, None] >= self.cpu[None, :]
+        cpu_only = self._cpu_only[None, :]
+        cat = np.where(
+            cpu_only,
+            np.where(fits_cpu, _XL, _XR),
+            np.where(
+                ~access,
+                _NA,
+                np.where(fits_gpu, np.where(fits_cpu, _Q2, _Q4), np.where(fits_cpu, _Q2, _Q1)),
+            ),
+        )
+        satisfied = ~cpu_only & access & fits_gpu & fits_cpu
+        amount = np.where(satisfied, small_sum, idle[:, None]).astype(np.float64)
+        contrib = self.p[None, :] * amount
+        total = np.zeros(len(cpu_left), dtype=np.float64)
+        for c in _SUM_ORDER:
+            # cumsum adds strictly left to right, i.e. Go's per-category running sum
+            running = np.cumsum(np.where(cat == c, contrib, 0.0), axis=1)
+            total = total + (running[:, -1] if running.shape[1] else 0.0)
+        return total
+
+    def node_fragmentation(self, node: NodeGpuState) -> float:
+        """F of one node (the per-node form of :meth:`fragmentation`)."""
+        return float(self.fragmentation(
+            self.access_row(node.model)[None, :],
+            np.array([node.cpu_left], dtype=np.int64),
+            np.array([node.gpu_left], dtype=np.int64).reshape(1, -1),
+        )[0])

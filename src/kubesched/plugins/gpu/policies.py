@@ -1,0 +1,446 @@
+"""The FGD paper's node-scoring policies and their GPU choice, per node and vectorized.
+
+Each policy scores one feasible node for one pod as an integer (``score``, the reference form a
+Scheduling Framework Score plugin calls per node) and all feasible nodes of a cluster at once
+(``score_batch``, the same numbers from numpy). ``select_gpus`` picks GPU indexes on the chosen node,
+as the simulator's Reserve does. Formulas and float order follow the FGD simulator
+(hkust-adsl/kubernetes-scheduler-simulator, ``pkg/simulator/plugin/*_score.go`` and
+``open_gpu_share.go``); see ../shared/reference/fgd-method.md §3.3-§5.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from ...sim.gorand import GoRand
+from .cluster import ClusterGpuState, IntArray
+from .frag import FloatArray, TypicalPods
+from .types import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, NodeGpuState, PodShape, ShapeKey, gpu_class
+
+__all__ = [
+    "POLICY_NAMES",
+    "BestFit",
+    "DotProd",
+    "Fgd",
+    "GpuClustering",
+    "GpuPacking",
+    "Policy",
+    "RandomPolicy",
+    "best_fit_gpus",
+    "exclusive_gpus",
+    "make_policy",
+    "random_fit_gpus",
+]
+
+MAX_NODE_SCORE = 100
+
+
+def _trunc_div(a: IntArray, b: int) -> IntArray:
+    """Go's integer division (truncates toward zero) for a positive divisor."""
+    return np.where(a >= 0, a // b, -((-a) // b))
+
+
+# ---- GPU choice ------------------------------------------------------------------------------------
+
+
+def exclusive_gpus(gpu_left: Sequence[int], pod: PodShape) -> tuple[int, ...]:
+    """The lowest-index fully free GPUs covering the pod's total milli (AllocateExclusiveGpuId)."""
+    need = pod.total_gpu_milli
+    out: list[int] = []
+    for j, left in enumerate(gpu_left):
+        if need <= 0:
+            break
+        if left == MILLI:
+            out.append(j)
+            need -= MILLI
+    if need > 0:
+        raise ValueError("not enough fully free GPUs for the pod")
+    return tuple(out)
+
+
+def best_fit_gpus(gpu_left: Sequence[int], pod: PodShape) -> tuple[int, ...]:
+    """``best`` GPU selection: a shared pod takes the GPU with the least milli left that still fits
+    (lowest index on ties); a whole-GPU pod takes the lowest-index free GPUs."""
+    if not pod.wants_gpu:
+        return ()
+    if not pod.is_shared:
+        return exclusive_gpus(gpu_left, pod)
+    best = -1
+    for j, left in enumerate(gpu_left):
+        if left >= pod.gpu_milli and (best < 0 or left < gpu_left[best]):
+            best = j
+    if best < 0:
+        raise ValueError("no GPU fits the pod")
+    return (best,)
+
+
+def random_fit_gpus(gpu_left: Sequence[int], pod: PodShape, rng: GoRand) -> tuple[int, ...]:
+    """``random`` GPU selection: reservoir sampling over fitting GPUs with ``rng.Intn`` (one draw per
+    fitting GPU, as allocateGpuIdBasedOnRandomFit); whole-GPU pods as in ``best``."""
+    if not pod.wants_gpu:
+        return ()
+    if not pod.is_shared:
+        return exclusive_gpus(gpu_left, pod)
+    chosen = -1
+    seen = 0
+    for j, left in enumerate(gpu_left):
+        if left >= pod.gpu_milli:
+            seen += 1
+            if rng.Intn(seen) == 0:
+                chosen = j
+    if chosen < 0:
+        raise ValueError("no GPU fits the pod")
+    return (chosen,)
+
+
+# ---- policies --------------------------------------------------------------------------------------
+
+
+class Policy(ABC):
+    """A node-scoring policy: per-node ``score``, vectorized ``score_batch`` and GPU choice."""
+
+    name: ClassVar[str]
+
+    def pre_score(self, nodes: Sequence[NodeGpuState], pod: PodShape) -> object | None:
+        """Per-cycle state computed once over the feasible nodes (PreScore); most policies need none."""
+        return None
+
+    @abstractmethod
+    def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
+        """Score of one feasible node (0..100 before normalization)."""
+
+    @abstractmethod
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        """Scores of the feasible nodes ``nodes`` (row indexes of ``cluster``), same values as ``score``."""
+
+    def normalize(self, scores: IntArray) -> IntArray:
+        """NormalizeScore over the feasible nodes; identity unless the policy defines one."""
+        return scores
+
+    def select_gpus(self, node: NodeGpuState, pod: PodShape) -> tuple[int, ...]:
+        """GPU indexes the pod gets on its chosen node (Reserve)."""
+        return best_fit_gpus(node.gpu_left, pod)
+
+
+class RandomPolicy(Policy):
+    """Random: PreScore picks one feasible node uniformly (``Intn``); it scores 100, the others 0.
+
+    The node order given decides which node an ``Intn`` draw means; the GPU of a shared pod is also
+    random (``random`` GPU selection). Both draw from the run's Go stream.
+    """
+
+    name = "Random"
+
+    def __init__(self, rng: GoRand) -> None:
+        self.rng = rng
+
+    def pre_score(self, nodes: Sequence[NodeGpuState], pod: PodShape) -> object | None:
+        return nodes[self.rng.Intn(len(nodes))].name
+
+    def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
+        return MAX_NODE_SCORE if node.name == pre else 0
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        out = np.zeros(len(nodes), dtype=np.int64)
+        out[self.rng.Intn(len(nodes))] = MAX_NODE_SCORE
+        return out
+
+    def select_gpus(self, node: NodeGpuState, pod: PodShape) -> tuple[int, ...]:
+        return random_fit_gpus(node.gpu_left, pod, self.rng)
+
+
+class DotProd(Policy):
+    """DotProd (Tetris): 100·(1 − dot/2) with dot = cpuLeft·cpu/128000² + gpuLeft·gpuReq/8000²."""
+
+    name = "DotProd"
+
+    def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
+        cpu = pod.score_cpu
+        if node.cpu_left < cpu:
+            return 0
+        dot = (node.cpu_left / MAX_SPEC_CPU) * (cpu / MAX_SPEC_CPU) + (
+            node.gpu_milli_left / MAX_SPEC_GPU
+        ) * (pod.total_gpu_milli / MAX_SPEC_GPU)
+        return int(MAX_NODE_SCORE * (1.0 - dot / 2.0))
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        cpu = pod.score_cpu
+        cpu_left = cluster.cpu_left[nodes]
+        dot = (cpu_left / MAX_SPEC_CPU) * (cpu / MAX_SPEC_CPU) + (
+            cluster.gpu_sum[nodes] / MAX_SPEC_GPU
+        ) * (pod.total_gpu_milli / MAX_SPEC_GPU)
+        raw = (MAX_NODE_SCORE * (1.0 - dot / 2.0)).astype(np.int64)
+        return np.where(cpu_left < cpu, 0, raw)
+
+
+class GpuClustering(Policy):
+    """GpuClustering: prefer nodes whose GPU pods are all of the pod's class (share-gpu / k-gpu).
+
+    base = 25·(8000 − gpuLeft) div 8000, plus 75 (only this class on the node), 50 (this class among
+    others), 25 (no GPU pods) or 0 (only other classes). CPU-only pods score 0.
+    """
+
+    name = "GpuClustering"
+
+    @staticmethod
+    def _base(gpu_left_total: int) -> int:
+        numerator = (MAX_NODE_SCORE // 4) * (MAX_SPEC_GPU - gpu_left_total)
+        return -(-numerator // MAX_SPEC_GPU) if numerator < 0 else numerator // MAX_SPEC_GPU
+
+    def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
+        cls = gpu_class(pod)
+        if cls is None:
+            return 0
+        base = self._base(node.gpu_milli_left)
+        classes = node.classes()
+        if classes.get(cls, 0) > 0:
+            return base + (75 if len(classes) == 1 else 50)
+        return base + (25 if not classes else 0)
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        cls = gpu_class(pod)
+        if cls is None:
+            return np.zeros(len(nodes), dtype=np.int64)
+        base = _trunc_div((MAX_NODE_SCORE // 4) * (MAX_SPEC_GPU - cluster.gpu_sum[nodes]), MAX_SPEC_GPU)
+        n_classes = cluster.n_classes[nodes]
+        c = cluster.class_index.get(cls)
+        own = cluster.class_counts[nodes, c] > 0 if c is not None else np.zeros(len(nodes), dtype=np.bool_)
+        bonus = np.where(own, np.where(n_classes == 1, 75, 50), np.where(n_classes == 0, 25, 0))
+        return base + bonus
+
+
+class GpuPacking(Policy):
+    """GpuPacking: shared GPUs first, then free GPUs on used nodes, then idle nodes.
+
+    All GPUs free: max(33 − f, f) with f free GPUs. Otherwise take the first k GPUs (ascending milli
+    left) that fit; if u > 0 of them are free: max(50 − u, 33); else max(100 − Σ⌊left·100/1000⌋ div 10, 50).
+    CPU-only pods score 0.
+    """
+
+    name = "GpuPacking"
+
+    def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
+        if not pod.wants_gpu:
+            return 0
+        left = node.gpu_left
+        free = sum(1 for v in left if v == MILLI)
+        if free == len(left):
+            return max(MAX_NODE_SCORE // 3 - free, free)
+        need = pod.gpu_count
+        used_free = 0
+        ratio = 0
+        for v in sorted(left):
+            if need == 0:
+                break
+            if v >= pod.gpu_milli:
+                need -= 1
+                ratio += v * 100 // MILLI
+                used_free += v == MILLI
+        if need:
+            return 0
+        if used_free:
+            return max(MAX_NODE_SCORE // 2 - used_free, MAX_NODE_SCORE // 3)
+        return max(MAX_NODE_SCORE - ratio // 10, MAX_NODE_SCORE // 2)
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        if not pod.wants_gpu:
+            return np.zeros(len(nodes), dtype=np.int64)
+        free = cluster.gpu_free[nodes]
+        all_free = free == cluster.gpu_count[nodes]
+        left = np.sort(cluster.gpu_left[nodes], axis=1)  # padding GPUs (0 left) never fit
+        fits = left >= pod.gpu_milli
+        taken = fits & (np.cumsum(fits, axis=1) <= pod.gpu_count)
+        used_free = (taken & (left == MILLI)).sum(axis=1)
+        ratio = np.where(taken, left * 100 // MILLI, 0).sum(axis=1)
+        shared = np.maximum(MAX_NODE_SCORE - ratio // 10, MAX_NODE_SCORE // 2)
+        partly = np.where(used_free > 0, np.maximum(MAX_NODE_SCORE // 2 - used_free, MAX_NODE_SCORE // 3), shared)
+        partly = np.where(taken.sum(axis=1) < pod.gpu_count, 0, partly)
+        return np.where(all_free, np.maximum(MAX_NODE_SCORE // 3 - free, free), partly)
+
+
+class BestFit(Policy):
+    """BestFit: 100·(1 − s), s = ½(cpuLeft − cpu)/128000 + ½(gpuLeft − gpuReq)/8000, then min-max
+    normalised over the feasible nodes (which keeps the set of best nodes)."""
+
+    name = "BestFit"
+
+    def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
+        s = (node.cpu_left - pod.score_cpu) / MAX_SPEC_CPU * 0.5
+        s = s + (node.gpu_milli_left - pod.total_gpu_milli) / MAX_SPEC_GPU * 0.5
+        return int((1.0 - s) * MAX_NODE_SCORE)
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        s = (cluster.cpu_left[nodes] - pod.score_cpu) / MAX_SPEC_CPU * 0.5
+        s = s + (cluster.gpu_sum[nodes] - pod.total_gpu_milli) / MAX_SPEC_GPU * 0.5
+        return ((1.0 - s) * MAX_NODE_SCORE).astype(np.int64)
+
+    def normalize(self, scores: IntArray) -> IntArray:
+        """plugin_utils.go NormalizeScore: (s − lo)·100 div (hi − lo), all 0 when hi = lo."""
+        if len(scores) == 0:
+            return scores
+        lo, hi = int(scores.min()), int(scores.max())
+        if hi == lo:
+            return np.zeros_like(scores)
+        return _trunc_div((scores - lo) * MAX_NODE_SCORE, hi - lo)
+
+
+def _sigmoid_scores(delta: FloatArray) -> IntArray:
+    """trunc(100 / (1 + e^(−Δ/1000))), with ``math.exp`` so per-node and batch scores agree exactly."""
+    out = np.empty(len(delta), dtype=np.int64)
+    for i, d in enumerate(delta.tolist()):
+        x = -(d / 1000.0)
+        out[i] = 0 if x > 709.0 else int(1.0 / (1.0 + math.exp(x)) * MAX_NODE_SCORE)
+    return out
+
+
+class Fgd(Policy):
+    """FGD: score = sigmoid of the node's fragmentation decrease (F before − F after) in GPUs.
+
+    A shared pod is tried on every GPU that fits and the node keeps its best GPU's score; that GPU
+    (lowest index among the best) is also the one chosen at Reserve. Scores are memoized per
+    (fragmentation state, pod shape): per node state in ``score``, per interned cluster state id in
+    ``score_batch`` (only the last-bound node changes state, so almost every lookup hits).
+    """
+
+    name = "FGD"
+
+    def __init__(self, typical: TypicalPods) -> None:
+        self.typical = typical
+        self._node_memo: dict[tuple[tuple[str, int, tuple[int, ...]], ShapeKey], int] = {}
+        self._cluster: ClusterGpuState | None = None
+        self._access = np.zeros((0, len(typical)), dtype=np.bool_)
+        self._frag = np.zeros(0, dtype=np.float64)
+        self._tables: dict[ShapeKey, np.ndarray] = {}
+        self.misses = 0
+
+    # -- the computation shared by both forms --
+
+    def _candidate_scores(
+        self, access: np.ndarray, cpu: IntArray, gpu: IntArray, frag_before: FloatArray, pod: PodShape
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """Scores of every candidate placement: (owning state row, GPU column or -1, score)."""
+        cpu_pod = pod.score_cpu
+        if pod.is_shared:
+            rows, cols = np.nonzero(gpu >= pod.gpu_milli)
+            gpu_after = gpu[rows].copy()
+            gpu_after[np.arange(len(rows)), cols] -= pod.gpu_milli
+            cpu_after = cpu[rows] - cpu_pod
+        else:
+            rows = np.arange(len(cpu))
+            cols = np.full(len(cpu), -1, dtype=np.int64)
+            ok = cpu >= cpu_pod  # NodeResource.Sub leaves the node unchanged when the CPU does not fit
+            cpu_after = np.where(ok, cpu - cpu_pod, cpu)
+            gpu_after = gpu
+            if pod.wants_gpu:
+                ordered = np.sort(gpu, axis=1)
+                fits = ordered >= pod.gpu_milli
+                taken = fits & (np.cumsum(fits, axis=1) <= pod.gpu_count) & ok[:, None]
+                gpu_after = ordered - pod.gpu_milli * taken
+        frag_after = self.typical.fragmentation(access[rows], cpu_after, gpu_after)
+        return rows, cols, _sigmoid_scores(frag_before[rows] - frag_after)
+
+    # -- per node --
+
+    def node_fragmentation(self, node: NodeGpuState) -> float:
+        return self.typical.node_fragmentation(node)
+
+    def _gpu_scores(self, node: NodeGpuState, pod: PodShape) -> tuple[IntArray, IntArray]:
+        access = self.typical.access_row(node.model)[None, :]
+        cpu = np.array([node.cpu_left], dtype=np.int64)
+        gpu = np.array(node.gpu_left, dtype=np.int64).reshape(1, -1)
+        before = self.typical.fragmentation(access, cpu, gpu)
+        _, cols, scores = self._candidate_scores(access, cpu, gpu, before, pod)
+        return cols, scores
+
+    def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
+        key = (node.frag_key, pod.key)
+        hit = self._node_memo.get(key)
+        if hit is None:
+            _, scores = self._gpu_scores(node, pod)
+            hit = self._node_memo[key] = int(scores.max(initial=0))
+        return hit
+
+    def select_gpus(self, node: NodeGpuState, pod: PodShape) -> tuple[int, ...]:
+        if not pod.is_shared:
+            return best_fit_gpus(node.gpu_left, pod)
+        cols, scores = self._gpu_scores(node, pod)
+        if len(scores) == 0:
+            raise ValueError("no GPU fits the pod")
+        return (int(cols[int(np.argmax(scores))]),)
+
+    # -- vectorized over a cluster --
+
+    def _bind(self, cluster: ClusterGpuState) -> None:
+        if self._cluster is not cluster:
+            self._cluster = cluster
+            self._access = self.typical.access_matrix(cluster.models)
+            self._frag = np.full(64, np.nan)
+            self._tables = {}
+
+    def state_fragmentation(self, cluster: ClusterGpuState, sids: IntArray) -> FloatArray:
+        """F of interned states ``sids`` of ``cluster`` (computed once per state)."""
+        self._bind(cluster)
+        if len(self._frag) < cluster.n_states:
+            grown = np.full(max(cluster.n_states, 2 * len(self._frag)), np.nan)
+            grown[: len(self._frag)] = self._frag
+            self._frag = grown
+        values = self._frag[sids]
+        unknown = np.isnan(values)
+        if unknown.any():
+            todo = np.unique(sids[unknown])
+            model, cpu, gpu = cluster.state_arrays(todo)
+            self._frag[todo] = self.typical.fragmentation(self._access[model], cpu, gpu)
+            values = self._frag[sids]
+        return values
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        self._bind(cluster)
+        key = pod.key
+        table = self._tables.get(key)
+        if table is None or len(table) < cluster.n_states:
+            grown = np.full(max(cluster.n_states, 64, 2 * (0 if table is None else len(table))), -1,
+                            dtype=np.int16)
+            if table is not None:
+                grown[: len(table)] = table
+            table = self._tables[key] = grown
+        sids = cluster.node_sid[nodes]
+        scores = table[sids]
+        missing = scores < 0
+        if missing.any():
+            todo = np.unique(sids[missing])
+            self.misses += len(todo)
+            before = self.state_fragmentation(cluster, todo)
+            model, cpu, gpu = cluster.state_arrays(todo)
+            rows, _, cand = self._candidate_scores(self._access[model], cpu, gpu, before, pod)
+            best = np.zeros(len(todo), dtype=np.int64)
+            np.maximum.at(best, rows, cand)
+            table[todo] = best
+            scores = table[sids]
+        return scores.astype(np.int64)
+
+
+POLICY_NAMES: tuple[str, ...] = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+
+
+def make_policy(name: str, *, typical: TypicalPods | None = None, rng: GoRand | None = None) -> Policy:
+    """The policy called ``name`` (case-insensitive). FGD needs ``typical``, Random needs ``rng``."""
+    key = name.lower()
+    if key == "random":
+        if rng is None:
+            raise ValueError("the Random policy needs a random stream")
+        return RandomPolicy(rng)
+    if key == "fgd":
+        if typical is None:
+            raise ValueError("the FGD policy needs the typical pods of the workload")
+        return Fgd(typical)
+    simple: dict[str, type[Policy]] = {
+        "dotprod": DotProd, "gpuclustering": GpuClustering, "gpupacking": GpuPacking, "bestfit": BestFit,
+    }
+    if key not in simple:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}")
+    return simple[key]()

@@ -1,0 +1,5 @@
+"""NodeResourcesFit and NodeResourcesBalancedAllocation."""
+
+from .fit import Fit
+
+__all__ = ["Fit"]

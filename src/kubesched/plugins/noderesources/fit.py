@@ -1,0 +1,152 @@
+"""NodeResourcesFit: does the node have room for the pod's requests?
+(upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go``).
+
+Filter keeps every failure reason ("Insufficient cpu", "Too many pods", ...); a request larger
+than the node's whole allocatable is UnschedulableAndUnresolvable, since preemption cannot help.
+The batch form evaluates all nodes from the snapshot's columnar table at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api.resources import Resource, is_extended_resource_name
+from kubesched.config.plugin_args import NodeResourcesFitArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
+from kubesched.plugins import names
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
+
+
+@dataclass(slots=True)
+class _PreFilterState:
+    request: Resource
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+class Fit:
+    name = names.NODE_RESOURCES_FIT
+    args_type = NodeResourcesFitArgs
+
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: Any) -> None:
+        self.args = args or NodeResourcesFitArgs()
+        self.handle = handle
+        self.ignored_resources = set(self.args.ignored_resources)
+        self.ignored_resource_groups = set(self.args.ignored_resource_groups)
+
+    # -- PreFilter --------------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def _request(self, state: CycleState, pod: PodInfo) -> Resource:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if isinstance(s, _PreFilterState):
+            return s.request
+        raise KeyError(f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found")
+
+    # -- Filter -----------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        insufficient = fits_request(self._request(state, pod), node_info, self.ignored_resources,
+                                    self.ignored_resource_groups)
+        if not insufficient:
+            return None
+        code = Code.UNSCHEDULABLE
+        if any(r.unresolvable for r in insufficient):
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return Status(code, *(r.reason for r in insufficient))
+
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        req = self._request(state, pod)
+        t = snapshot.table
+        ok: npt.NDArray[np.bool_] = t.pod_count[indices] + 1 <= t.alloc_pods[indices]
+        if req.milli_cpu > 0:
+            ok &= req.milli_cpu <= t.alloc_cpu[indices] - t.req_cpu[indices]
+        if req.memory > 0:
+            ok &= req.memory <= t.alloc_mem[indices] - t.req_mem[indices]
+        if req.ephemeral_storage > 0:
+            ok &= req.ephemeral_storage <= t.alloc_eph[indices] - t.req_eph[indices]
+        for name, q in req.scalar_resources.items():
+            if q == 0 or self._ignored(name):
+                continue
+            alloc, used = t.scalar(name)
+            ok &= q <= alloc[indices] - used[indices]
+        return ok
+
+    def _ignored(self, name: str) -> bool:
+        if not is_extended_resource_name(name):
+            return False
+        return name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)),
+        ]
+
+
+def fits_request(
+    req: Resource,
+    node_info: NodeInfo,
+    ignored_extended: set[str] | frozenset[str] = frozenset(),
+    ignored_groups: set[str] | frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """Upstream ``fitsRequest``: every resource the node is short of, with upstream's reasons."""
+    out: list[InsufficientResource] = []
+    alloc, used = node_info.allocatable, node_info.requested
+    n_pods = len(node_info.pods)
+    if n_pods + 1 > alloc.allowed_pod_number:
+        out.append(InsufficientResource("pods", "Too many pods", 1, n_pods, alloc.allowed_pod_number))
+    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar_resources:
+        return out
+    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        out.append(InsufficientResource("cpu", "Insufficient cpu", req.milli_cpu, used.milli_cpu, alloc.milli_cpu,
+                                        req.milli_cpu > alloc.milli_cpu))
+    if req.memory > 0 and req.memory > alloc.memory - used.memory:
+        out.append(InsufficientResource("memory", "Insufficient memory", req.memory, used.memory, alloc.memory,
+                                        req.memory > alloc.memory))
+    if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        out.append(InsufficientResource(
+            "ephemeral-storage", "Insufficient ephemeral-storage", req.ephemeral_storage,
+            used.ephemeral_storage, alloc.ephemeral_storage, req.ephemeral_storage > alloc.ephemeral_storage,
+        ))
+    for name, q in req.scalar_resources.items():
+        if q == 0:
+            continue
+        if is_extended_resource_name(name):
+            prefix = name.split("/")[0] if ignored_groups else ""
+            if name in ignored_extended or prefix in ignored_groups:
+                continue
+        a = alloc.scalar_resources.get(name, 0)
+        u = used.scalar_resources.get(name, 0)
+        if q > a - u:
+            out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a, q > a))
+    return out

@@ -1,0 +1,5 @@
+"""PrioritySort."""
+
+from .priority_sort import PrioritySort
+
+__all__ = ["PrioritySort"]

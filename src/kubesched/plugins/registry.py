@@ -1,0 +1,21 @@
+"""The in-tree registry: every plugin kubesched ships, by upstream name
+(upstream ``pkg/scheduler/framework/plugins/registry.go``)."""
+
+from __future__ import annotations
+
+from kubesched.framework.registry import Registry
+
+
+def in_tree_registry() -> Registry:
+    from kubesched.plugins import names
+    from kubesched.plugins.defaultbinder import DefaultBinder
+    from kubesched.plugins.noderesources import Fit
+    from kubesched.plugins.queuesort import PrioritySort
+    from kubesched.plugins.schedulinggates import SchedulingGates
+
+    r = Registry()
+    r.register(names.PRIORITY_SORT, PrioritySort)
+    r.register(names.DEFAULT_BINDER, DefaultBinder)
+    r.register(names.NODE_RESOURCES_FIT, Fit)
+    r.register(names.SCHEDULING_GATES, SchedulingGates)
+    return r

@@ -1,0 +1,5 @@
+"""SchedulingGates."""
+
+from .scheduling_gates import SchedulingGates
+
+__all__ = ["SchedulingGates"]
