@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from kubesched.api.errors import InvalidObjectError
+from kubesched.api.errors import InvalidObjectError, field_invalid, field_not_supported, raise_if_any
 from kubesched.api.validation import is_qualified_name, is_valid_label_value
 
 __all__ = [
@@ -57,65 +57,83 @@ def parse_go_int64(text: str) -> int | None:
     return value
 
 
-def _go_quote_list(values: Sequence[str]) -> str:
-    return "[]string{" + ", ".join(json.dumps(v) for v in values) + "}"
+_VALID_REQUIREMENT_OPERATORS = (
+    EQUALS,
+    "==",
+    IN,
+    NOT_EQUALS,
+    NOT_IN,
+    EXISTS,
+    DOES_NOT_EXIST,
+    GREATER_THAN,
+    LESS_THAN,
+)
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
 
 
 class Requirement:
-    """One ``key op values`` condition (upstream ``labels.Requirement``)."""
+    """One ``key op values`` condition (upstream ``labels.Requirement``).
+
+    Built like ``labels.NewRequirement``: the key must be a qualified name, values must be
+    label values, ``in``/``notin`` need values, exists/does-not-exist take none, ``=``/``!=``
+    and ``gt``/``lt`` take exactly one (an integer for ``gt``/``lt``). All problems are
+    reported together, at ``path.key`` / ``path.values[i]``.
+    """
 
     __slots__ = ("_int_value", "key", "operator", "values")
 
     def __init__(self, key: str, operator: str, values: Iterable[str] = (), path: str = "") -> None:
         vals = list(values)
-        key_path = f"{path}.key" if path else "key"
-        values_path = f"{path}.values" if path else "values"
-        for msg in is_qualified_name(key):
-            raise InvalidObjectError(key_path, f"Invalid value: {json.dumps(key)}: {msg}")
+        values_path = _child(path, "values")
+        errs: list[InvalidObjectError] = []
+        key_errs = is_qualified_name(key)
+        if key_errs:
+            errs.append(field_invalid(_child(path, "key"), key, "; ".join(key_errs)))
         int_value: int | None = None
         if operator in (IN, NOT_IN):
             if not vals:
-                raise InvalidObjectError(
-                    values_path, "Required value: for 'in', 'notin' operators, values set can't be empty"
+                errs.append(
+                    field_invalid(values_path, vals, "for 'in', 'notin' operators, values set can't be empty")
                 )
-        elif operator in (EQUALS, NOT_EQUALS):
+        elif operator in (EQUALS, "==", NOT_EQUALS):
             if len(vals) != 1:
-                raise InvalidObjectError(
-                    values_path,
-                    f"Invalid value: {_go_quote_list(vals)}: "
-                    "exact-match compatibility requires one single value",
+                errs.append(
+                    field_invalid(values_path, vals, "exact-match compatibility requires one single value")
                 )
         elif operator in (EXISTS, DOES_NOT_EXIST):
             if vals:
-                raise InvalidObjectError(
-                    values_path,
-                    "Forbidden: values set must be empty for exists and does not exist",
+                errs.append(
+                    field_invalid(values_path, vals, "values set must be empty for exists and does not exist")
                 )
         elif operator in (GREATER_THAN, LESS_THAN):
             if len(vals) != 1:
-                raise InvalidObjectError(
-                    values_path,
-                    f"Invalid value: {_go_quote_list(vals)}: "
-                    "for 'Gt', 'Lt' operators, exactly one value is required",
+                errs.append(
+                    field_invalid(
+                        values_path, vals, "for 'Gt', 'Lt' operators, exactly one value is required"
+                    )
                 )
             for i, v in enumerate(vals):
                 parsed = parse_go_int64(v)
                 if parsed is None:
-                    raise InvalidObjectError(
-                        f"{values_path}[{i}]",
-                        f"Invalid value: {json.dumps(v)}: "
-                        "for 'Gt', 'Lt' operators, the value must be an integer",
+                    errs.append(
+                        field_invalid(
+                            f"{values_path}[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer"
+                        )
                     )
-                int_value = parsed
+                else:
+                    int_value = parsed
         else:
-            raise InvalidObjectError(
-                f"{path}.operator" if path else "operator", f"Unsupported value: {operator!r}"
-            )
+            errs.append(field_not_supported(_child(path, "operator"), operator, _VALID_REQUIREMENT_OPERATORS))
         for i, v in enumerate(vals):
-            for msg in is_valid_label_value(v):
-                raise InvalidObjectError(f"{values_path}[{i}]", f"Invalid value: {json.dumps(v)}: {msg}")
+            value_errs = is_valid_label_value(v)
+            if value_errs:
+                errs.append(field_invalid(f"{values_path}[{i}]", v, "; ".join(value_errs)))
+        raise_if_any(errs)
         self.key = key
-        self.operator = operator
+        self.operator = EQUALS if operator == "==" else operator
         self.values: frozenset[str] = frozenset(vals)
         self._int_value = int_value
 
@@ -265,6 +283,7 @@ def selector_from_label_selector(sel: Mapping[str, Any] | None, path: str = "") 
         operator = expr.get("operator", "")
         op = _LABEL_SELECTOR_OPERATORS.get(operator) if isinstance(operator, str) else None
         if op is None:
+            # Upstream: fmt.Errorf("%q is not a valid label selector operator").
             raise InvalidObjectError(
                 f"{epath}.operator", f"{json.dumps(operator)} is not a valid label selector operator"
             )

@@ -13,11 +13,10 @@ other field key reads as the empty string, as upstream's ``fields.Set`` does).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.api.errors import InvalidObjectError
+from kubesched.api.errors import InvalidObjectError, field_invalid, field_not_supported, raise_if_any
 from kubesched.api.labels import (
     DOES_NOT_EXIST,
     EXISTS,
@@ -88,73 +87,87 @@ class _FieldRequirement:
 
 
 class NodeSelectorTerm:
-    """A parsed ``v1.NodeSelectorTerm``; ``error`` holds the first parse problem, if any."""
+    """A parsed ``v1.NodeSelectorTerm``; ``errors`` lists its parse problems (then it never matches)."""
 
-    __slots__ = ("error", "field_requirements", "label_selector")
+    __slots__ = ("errors", "field_requirements", "label_selector")
 
     def __init__(self, term: Mapping[str, Any], path: str) -> None:
         self.label_selector: Selector | None = None
         self.field_requirements: tuple[_FieldRequirement, ...] = ()
-        self.error: InvalidObjectError | None = None
-        try:
-            exprs = term.get("matchExpressions") or []
-            if exprs:
-                self.label_selector = _requirements_as_selector(exprs, _join(path, "matchExpressions"))
-            fields = term.get("matchFields") or []
-            if fields:
-                self.field_requirements = _requirements_as_field_selector(fields, _join(path, "matchFields"))
-        except InvalidObjectError as exc:
-            self.error = exc
+        errors: list[InvalidObjectError] = []
+        exprs = term.get("matchExpressions") or []
+        if exprs:
+            self.label_selector = _requirements_as_selector(exprs, _join(path, "matchExpressions"), errors)
+        fields = term.get("matchFields") or []
+        if fields:
+            self.field_requirements = _requirements_as_field_selector(
+                fields, _join(path, "matchFields"), errors
+            )
+        self.errors: tuple[InvalidObjectError, ...] = tuple(errors)
 
     def match(self, labels: Mapping[str, str], fields: Mapping[str, str]) -> bool:
-        if self.error is not None:
+        if self.errors:
             return False
         if self.label_selector is not None and not self.label_selector.matches(labels):
             return False
         return all(r.matches(fields) for r in self.field_requirements)
 
 
-def _requirements_as_selector(exprs: Sequence[Any], path: str) -> Selector:
+def _requirements_as_selector(exprs: Any, path: str, errors: list[InvalidObjectError]) -> Selector | None:
+    """nodeSelectorRequirementsAsSelector; problems are appended to ``errors``."""
     if not isinstance(exprs, list | tuple):
-        raise InvalidObjectError(path, "expected a list")
+        errors.append(InvalidObjectError(path, "expected a list"))
+        return None
     reqs: list[Requirement] = []
+    n_errors = len(errors)
     for i, expr in enumerate(exprs):
         p = f"{path}[{i}]"
         if not isinstance(expr, Mapping):
-            raise InvalidObjectError(p, "expected an object")
+            errors.append(InvalidObjectError(p, "expected an object"))
+            continue
         operator = expr.get("operator", "")
         op = _NODE_SELECTOR_OPERATORS.get(operator) if isinstance(operator, str) else None
         if op is None:
-            raise InvalidObjectError(f"{p}.operator", f"Unsupported value: {json.dumps(operator)}")
+            errors.append(field_not_supported(f"{p}.operator", operator))
+            continue
         values = expr.get("values") or []
-        if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
-            raise InvalidObjectError(f"{p}.values", "expected a list of strings")
         key = expr.get("key", "")
+        if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+            errors.append(InvalidObjectError(f"{p}.values", "expected a list of strings"))
+            continue
         if not isinstance(key, str):
-            raise InvalidObjectError(f"{p}.key", "expected a string")
-        reqs.append(Requirement(key, op, values, p))
+            errors.append(InvalidObjectError(f"{p}.key", "expected a string"))
+            continue
+        try:
+            reqs.append(Requirement(key, op, values, p))
+        except InvalidObjectError as exc:
+            errors.extend(exc.errors)
+    if len(errors) != n_errors:
+        return None
     return Selector(reqs)
 
 
-def _requirements_as_field_selector(exprs: Sequence[Any], path: str) -> tuple[_FieldRequirement, ...]:
+def _requirements_as_field_selector(
+    exprs: Any, path: str, errors: list[InvalidObjectError]
+) -> tuple[_FieldRequirement, ...]:
+    """nodeSelectorRequirementsAsFieldSelector; problems are appended to ``errors``."""
     if not isinstance(exprs, list | tuple):
-        raise InvalidObjectError(path, "expected a list")
+        errors.append(InvalidObjectError(path, "expected a list"))
+        return ()
     reqs: list[_FieldRequirement] = []
     for i, expr in enumerate(exprs):
         p = f"{path}[{i}]"
         if not isinstance(expr, Mapping):
-            raise InvalidObjectError(p, "expected an object")
+            errors.append(InvalidObjectError(p, "expected an object"))
+            continue
         operator = expr.get("operator", "")
         values = expr.get("values") or []
         if operator not in _FIELD_SELECTOR_OPERATORS:
-            supported = ", ".join(json.dumps(o) for o in _FIELD_SELECTOR_OPERATORS)
-            raise InvalidObjectError(
-                f"{p}.operator", f"Unsupported value: {json.dumps(operator)}: supported values: {supported}"
-            )
+            errors.append(field_not_supported(f"{p}.operator", operator, _FIELD_SELECTOR_OPERATORS))
+            continue
         if not isinstance(values, list | tuple) or len(values) != 1 or not isinstance(values[0], str):
-            raise InvalidObjectError(
-                f"{p}.values", f"Invalid value: {json.dumps(list(values))}: must have one element"
-            )
+            errors.append(field_invalid(f"{p}.values", values, "must have one element"))
+            continue
         reqs.append(_FieldRequirement(str(expr.get("key", "")), values[0], operator == "In"))
     return tuple(reqs)
 
@@ -171,10 +184,10 @@ def _node_fields(node: Mapping[str, Any]) -> Mapping[str, str]:
 class NodeSelector:
     """A parsed ``v1.NodeSelector`` (``nodeSelectorTerms`` ORed).
 
-    Raises ``InvalidObjectError`` on the first malformed term, like upstream
-    ``NewNodeSelector``. With ``lazy=True`` (upstream ``LazyErrorNodeSelector``, used for a
-    pod's required affinity) malformed terms are kept, never match, and are listed in
-    ``errors``.
+    Raises ``InvalidObjectError`` (an ``AggregateInvalidObjectError`` when there are several
+    problems) if any term is malformed, like upstream ``NewNodeSelector``. With ``lazy=True``
+    (upstream ``LazyErrorNodeSelector``, used for a pod's required affinity) malformed terms
+    are kept, never match, and are listed in ``errors``.
     """
 
     __slots__ = ("errors", "terms")
@@ -190,11 +203,10 @@ class NodeSelector:
                 # A nil or empty term selects no objects.
                 continue
             parsed = NodeSelectorTerm(term, _join(path, f"nodeSelectorTerms[{i}]"))
-            if parsed.error is not None:
-                if not lazy:
-                    raise parsed.error
-                errors.append(parsed.error)
+            errors.extend(parsed.errors)
             terms.append(parsed)
+        if not lazy:
+            raise_if_any(errors)
         self.terms: tuple[NodeSelectorTerm, ...] = tuple(terms)
         self.errors: tuple[InvalidObjectError, ...] = tuple(errors)
 
@@ -215,6 +227,7 @@ class PreferredSchedulingTerms:
 
     def __init__(self, terms: Sequence[Mapping[str, Any]], path: str = "") -> None:
         parsed: list[tuple[NodeSelectorTerm, int]] = []
+        errors: list[InvalidObjectError] = []
         for i, term in enumerate(terms):
             if not isinstance(term, Mapping):
                 raise InvalidObjectError(f"{path}[{i}]", "expected an object")
@@ -226,9 +239,11 @@ class PreferredSchedulingTerms:
                 continue
             # Upstream parses the preference at the term's own index path.
             t = NodeSelectorTerm(preference, f"{path}[{i}]")
-            if t.error is not None:
-                raise t.error
-            parsed.append((t, weight))
+            if t.errors:
+                errors.extend(t.errors)
+            else:
+                parsed.append((t, weight))
+        raise_if_any(errors)
         self.terms: tuple[tuple[NodeSelectorTerm, int], ...] = tuple(parsed)
 
     def score(self, node: Mapping[str, Any]) -> int:

@@ -7,10 +7,13 @@ corner cases, so that a request the API server accepts means the same amount her
   (``n u m "" k M G T P E``), a binary SI suffix (``Ki Mi Gi Ti Pi Ei``) or a decimal
   exponent (``e3``, ``E-3``); whitespace anywhere is rejected;
 * upstream quirks kept on purpose: a bare sign (``"+"``, ``"-"``) and a bare ``"."`` parse
-  as zero, ``"1."`` is one;
+  as zero, ``"1."`` is one; exponents beyond +-(2^31-1) are rejected (older releases wrapped
+  them to an unrelated int32);
 * values that upstream stores as arbitrary-precision decimals are rounded *away from zero*
   to a multiple of 1e-9 (``inf.RoundUp`` at nano scale) and capped at 2^63-1 in magnitude;
-  values that fit upstream's int64 fast path are kept exactly (never rounded, never capped).
+  values that fit upstream's int64 fast path are kept exactly (never rounded, never capped);
+  the one deviation: such a value beyond 10**1000 (e.g. ``"1e5000"``) raises ``QuantityError``
+  instead of being kept as an astronomically large number.
 
 ``milli_value``/``int_value`` round away from zero, like ``Quantity.MilliValue``/``Value``
 (for the non-negative quantities used as requests that is ``ceil``). Results are Python ints,
@@ -74,9 +77,7 @@ class QuantityError(ValueError):
     """A string that Kubernetes would not accept as a resource quantity."""
 
 
-def _wrap_int32(value: int) -> int:
-    # Upstream narrows the parsed exponent with int32(parsed).
-    return ((value + (1 << 31)) % (1 << 32)) - (1 << 31)
+_MAX_INT32 = (1 << 31) - 1
 
 
 def _interpret_suffix(suffix: str) -> tuple[int, int] | None:
@@ -89,8 +90,9 @@ def _interpret_suffix(suffix: str) -> tuple[int, int] | None:
         return 2, exp
     if len(suffix) > 1 and suffix[0] in "eE" and _GO_INT_RE.fullmatch(suffix[1:]):
         parsed = int(suffix[1:])
-        if -(1 << 63) <= parsed <= _INT64_MAX:
-            return 10, _wrap_int32(parsed)
+        # Exponents must fit the int32 scale; upstream rejects the rest rather than wrap them.
+        if -_MAX_INT32 <= parsed <= _MAX_INT32:
+            return 10, parsed
     return None
 
 
@@ -105,20 +107,36 @@ def _round_nano_and_cap(value: Fraction) -> Fraction:
     return -mag if negative else mag
 
 
-def _decimal_value(digits: int, exponent: int) -> Fraction:
-    """digits * 10**exponent, short-circuiting magnitudes that round or cap anyway."""
-    if digits == 0:
+# Fast-path values (at most 18 significant digits) are kept exactly up to this power of ten;
+# beyond it nothing could use them, and building 10**(2**31) would hang.
+_MAX_FAST_PATH_EXPONENT = 1000
+# Digits below 10**-_KEEP_DECIMALS cannot change a value rounded up to nano, even after a
+# binary suffix multiplies it by up to 2**60, as long as a nonzero remainder is remembered.
+_KEEP_DECIMALS = 9 + 60 + 1
+
+
+def _arbitrary_precision(digits: str, exponent10: int, exponent2: int, negative: bool) -> Fraction:
+    """digits * 10**exponent10 * 2**exponent2 rounded up to nano and capped, without huge ints.
+
+    ``digits`` has no leading zeros and may be thousands of characters long.
+    """
+    if not digits:
         return Fraction(0)
-    ndigits = len(str(digits))
-    if exponent > 0 and ndigits + exponent > 20:
-        # Far above the cap; avoid building 10**(2**31).
-        return Fraction(MAX_ALLOWED + 1)
-    if exponent < 0 and ndigits + exponent < -10:
-        # Far below one nano; rounds up to exactly one nano.
-        return Fraction(1, 10 * _NANO)
-    if exponent >= 0:
-        return Fraction(digits * 10**exponent)
-    return Fraction(digits, 10**-exponent)
+    order = len(digits) + exponent10  # magnitude < 10**order before the binary factor
+    if order > 21:
+        mag = Fraction(MAX_ALLOWED)  # at least 10**20 > cap, binary factors only grow it
+    elif order < -(_KEEP_DECIMALS - 9):
+        mag = Fraction(1, _NANO)  # below 10**-61 * 2**60 < 1e-9: rounds up to one nano
+    else:
+        drop = -exponent10 - _KEEP_DECIMALS
+        if drop > 0:
+            kept, dropped = digits[:-drop], digits[-drop:]
+            # A nonzero remainder becomes one unit just below the kept digits (sticky digit).
+            digits = kept + ("1" if dropped.strip("0") else "0")
+            exponent10 = -_KEEP_DECIMALS - 1
+        value = Fraction(int(digits)) * Fraction(10) ** exponent10 * (1 << exponent2)
+        mag = _round_nano_and_cap(value)
+    return -mag if negative else mag
 
 
 @lru_cache(maxsize=65536)
@@ -136,7 +154,7 @@ def _parse_str(text: str) -> Fraction:
     suffix = m.group("suffix")
 
     # Upstream returns zero early when only zeros (or nothing) follow the sign.
-    if not denom and m.group("denom") is None and not suffix and not num_raw.strip("0"):
+    if m.group("denom") is None and not suffix and not num_raw.strip("0"):
         return Fraction(0)
 
     num = num_raw.lstrip("0") or "0"
@@ -144,28 +162,32 @@ def _parse_str(text: str) -> Fraction:
     if interpreted is None:
         raise QuantityError(f"{_ERR_SUFFIX}: {text!r}")
     base, exponent = interpreted
-    shifted = int(num + denom)
 
-    # Upstream's int64 fast path keeps the value exactly.
+    # Upstream's int64 fast path keeps the value exactly (no rounding, no cap).
     if base == 10:
-        if 18 - (len(num) + len(denom)) >= 0 and exponent - len(denom) >= -9:
-            value = _decimal_value(shifted, exponent - len(denom)) if shifted else Fraction(0)
+        scale = exponent - len(denom)
+        if len(num) + len(denom) <= 18 and scale >= -9:
+            shifted = int(num + denom)
+            if shifted == 0:
+                return Fraction(0)
+            if scale > _MAX_FAST_PATH_EXPONENT:
+                raise QuantityError(f"quantity is too large to represent: {text!r}")
+            value = Fraction(shifted * 10**scale) if scale >= 0 else Fraction(shifted, 10**-scale)
             return -value if negative else value
     elif not denom:
         precision = 15 - len(num) - (exponent * 3) // 10 - 1
         if precision >= 0:
-            product = shifted << exponent
+            product = int(num) << exponent
             if product <= _INT64_MAX:
                 return Fraction(-product if negative else product)
 
     # Arbitrary-precision path: the numeric part must contain at least one digit.
     if not num_raw and not denom:
         raise QuantityError(f"{_ERR_NUMERIC}: {text!r}")
+    digits = (num + denom).lstrip("0")
     if base == 10:
-        value = _decimal_value(shifted, exponent - len(denom))
-    else:
-        value = Fraction(shifted << exponent, 10 ** len(denom))
-    return _round_nano_and_cap(-value if negative else value)
+        return _arbitrary_precision(digits, exponent - len(denom), 0, negative)
+    return _arbitrary_precision(digits, -len(denom), exponent, negative)
 
 
 def parse_quantity(value: str | int | float) -> Fraction:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from kubesched.api.errors import InvalidObjectError
@@ -90,6 +91,7 @@ def is_attachable_volume_resource_name(name: str) -> bool:
     return name.startswith(_ATTACHABLE_VOLUMES_PREFIX)
 
 
+@lru_cache(maxsize=4096)
 def is_extended_resource_name(name: str) -> bool:
     """IsExtendedResourceName: domain-prefixed, not native, valid as a quota name ``requests.<name>``."""
     if is_native_resource(name) or name.startswith(_DEFAULT_RESOURCE_REQUESTS_PREFIX):
@@ -97,6 +99,7 @@ def is_extended_resource_name(name: str) -> bool:
     return not is_qualified_name(_DEFAULT_RESOURCE_REQUESTS_PREFIX + name)
 
 
+@lru_cache(maxsize=4096)
 def is_scalar_resource_name(name: str) -> bool:
     """IsScalarResourceName: extended, hugepages, prefixed native or attachable-volumes resources."""
     return (
@@ -120,8 +123,11 @@ def _join(path: str, name: str) -> str:
 
 
 def _quantity(value: Any, path: str) -> Fraction:
+    """A quantity read from an object, as ``Quantity.UnmarshalJSON`` reads it (surrounding space trimmed)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise InvalidObjectError(path, f"invalid quantity {value!r}")
+    if isinstance(value, str) and value != value.strip():
+        value = value.strip()
     try:
         return parse_quantity(value)
     except QuantityError as exc:
@@ -235,8 +241,7 @@ class Resource:
             return res
         for name, value in rl.items():
             if isinstance(value, str):
-                # Fast path for the common case: cached per string.
-                p = _join(path, name)
+                # Fast path for the common case: conversions are cached per string.
                 try:
                     if name == CPU:
                         res.milli_cpu += milli_value(value)
@@ -246,12 +251,15 @@ class Resource:
                         res.ephemeral_storage += int_value(value)
                     elif name == PODS:
                         res.allowed_pod_number += int_value(value)
-                    elif is_scalar_resource_name(name):
-                        res.scalar_resources[name] = res.scalar_resources.get(name, 0) + int_value(value)
-                except QuantityError as exc:
-                    raise InvalidObjectError(p, str(exc)) from None
-            else:
-                res._add_quantity(name, _quantity(value, _join(path, name)))
+                    else:
+                        # Parsed even when ignored: the API server rejects any bad quantity.
+                        v = int_value(value)
+                        if is_scalar_resource_name(name):
+                            res.scalar_resources[name] = res.scalar_resources.get(name, 0) + v
+                    continue
+                except QuantityError:
+                    pass  # surrounding whitespace, or a real error reported below
+            res._add_quantity(name, _quantity(value, _join(path, name)))
         return res
 
 
