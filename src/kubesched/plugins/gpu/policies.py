@@ -258,7 +258,8 @@ class GpuPacking(Policy):
         used_free = (taken & (left == MILLI)).sum(axis=1)
         ratio = np.where(taken, left * 100 // MILLI, 0).sum(axis=1)
         shared = np.maximum(MAX_NODE_SCORE - ratio // 10, MAX_NODE_SCORE // 2)
-        partly = np.where(used_free > 0, np.maximum(MAX_NODE_SCORE // 2 - used_free, MAX_NODE_SCORE // 3), shared)
+        on_free = np.maximum(MAX_NODE_SCORE // 2 - used_free, MAX_NODE_SCORE // 3)
+        partly = np.where(used_free > 0, on_free, shared)
         partly = np.where(taken.sum(axis=1) < pod.gpu_count, 0, partly)
         return np.where(all_free, np.maximum(MAX_NODE_SCORE // 3 - free, free), partly)
 

@@ -101,7 +101,7 @@ class PodShape:
 
 
 def gpu_class(pod: PodShape) -> str | None:
-    """GpuClustering's affinity class: ``share-gpu`` for a shared GPU, ``<k>-gpu`` otherwise, None for CPU-only."""
+    """GpuClustering's affinity class: ``share-gpu``, ``<k>-gpu`` for whole GPUs, None for CPU-only."""
     if not pod.wants_gpu:
         return None
     return "share-gpu" if pod.is_shared else f"{pod.gpu_count}-gpu"
