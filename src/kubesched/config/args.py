@@ -16,7 +16,8 @@ Conventions for an args dataclass:
   ``field(metadata={"duration": True})`` on a ``float`` field reads a Go duration string
   (``"1m30s"``) into seconds.
 * Defaults come from the dataclass defaults; a field without one is required.
-* ``null`` means "not set" (Go's ``json.Unmarshal`` leaves the field at its default).
+* ``key: null`` means "not set": the field keeps its default (Go leaves a nil pointer,
+  which defaulting then fills).
 * Optional hooks on the top-level class: ``set_defaults(self) -> None`` (upstream's
   ``SetDefaults_*`` for defaults that depend on other values, e.g. weight 0 -> 1) and
   ``validate(self) -> list[FieldError] | list[tuple[str, str]]`` returning paths relative
@@ -32,7 +33,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, cast, get_args, get_origin
 
-from .duration import parse_duration
+from .duration import format_duration, parse_duration
 from .errors import FieldError, child_path, format_value, index_path
 
 __all__ = [
@@ -126,9 +127,11 @@ def _describe_dataclass(cls: type, seen: frozenset[type]) -> str:
     parts: list[str] = []
     for f in _init_fields(cls):
         text = f"{field_key(f)}: {describe_type(hints[f.name], _seen=seen)}"
+        default = _describe_default(f)
         if f.metadata.get("duration"):
             text = f"{field_key(f)}: duration{' | None' if _strip_optional(hints[f.name])[1] else ''}"
-        default = _describe_default(f)
+            if isinstance(f.default, int | float) and not isinstance(f.default, bool):
+                default = format_duration(float(f.default))
         if default is not None:
             text += f" = {default}"
         parts.append(text)
@@ -280,6 +283,8 @@ def _construct(cls: type[T], raw: Mapping[str, Any], path: str, errors: list[Fie
         tp = hints[f.name]
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         value = raw.get(key, _MISSING)
+        if value is None:
+            value = _MISSING  # ``key: null`` leaves the default, like Go's json.Unmarshal + defaulting
         decoded: Any = _MISSING
         if value is not _MISSING:
             decoded = _decode_value(tp, value, fpath, errors, duration=bool(f.metadata.get("duration")))

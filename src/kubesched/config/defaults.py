@@ -36,8 +36,11 @@ __all__ = [
 ]
 
 #: ``getDefaultPlugins``'s MultiPoint list as of v1.35, in order, with score weights. The
-#: DynamicResourceAllocation gate is GA (on), so DynamicResources sits before
-#: DefaultPreemption (it deallocates idle claims before any pod is evicted).
+#: DynamicResourceAllocation gate is GA (on), so ``applyDynamicResources`` puts
+#: DynamicResources before DefaultPreemption (it deallocates idle claims before any pod is
+#: evicted), with score weight 2 since DRA scoring landed (kubernetes#134711, v1.35 cycle).
+#: Alpha-gated additions (NodeDeclaredFeatures, PodResizePreemption, GangScheduling, ...)
+#: are off by default and not listed.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -53,7 +56,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", 0),
+    ("DynamicResources", 2),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

@@ -187,7 +187,7 @@ def _decode_profiles(raw: Any, types: Mapping[str, type], errors: list[FieldErro
 
 def _under(path: str, prefixes: list[str]) -> bool:
     return any(
-        not prefix or path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+        path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
         for prefix in prefixes
     )
 
@@ -219,8 +219,10 @@ def _build(
                     decode_into(Extender, ext, index_path("extenders", i), errors)
         if raw.get("enableContentionProfiling") is None and not config.enable_profiling:
             config.enable_contention_profiling = False  # only defaulted on when profiling is on
+    # Validation errors at or under a field that failed to decode are noise (the field holds
+    # its default): report the decoding problem only.
+    decode_paths = [e.path for e in errors if e.path]
     errors.extend(set_defaults(config, args_types=args_types))
-    decode_paths = [e.path for e in errors]
     for err in validate_configuration(config, args_types=args_types, validate_plugin_args=False):
         if not _under(err.path, decode_paths):
             errors.append(err)

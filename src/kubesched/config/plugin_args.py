@@ -468,6 +468,11 @@ class VolumeBindingArgs:
     bind_timeout_seconds: int = 600
     shape: list[UtilizationShapePoint] | None = None
 
+    def set_defaults(self) -> None:
+        # SetDefaults_VolumeBindingArgs: with StorageCapacityScoring, prefer the least-used node.
+        if not self.shape and self.STORAGE_CAPACITY_SCORING:
+            self.shape = [UtilizationShapePoint(0, MAX_CUSTOM_PRIORITY_SCORE), UtilizationShapePoint(100, 0)]
+
     def validate(self) -> list[FieldError]:
         errs: list[FieldError] = []
         if self.bind_timeout_seconds < 0:
@@ -492,10 +497,15 @@ class VolumeBindingArgs:
 
 @dataclass
 class DynamicResourcesArgs:
-    """``filterTimeout`` (default 10s, 0 disables) and ``bindingTimeout`` (≥ 1s when set)."""
+    """``filterTimeout`` (default 10s, 0 disables) and ``bindingTimeout`` (default 600s, ≥ 1s).
+
+    Defaults assume the DRA gates that enable both timeouts are on, as upstream's
+    ``TestSchedulerDefaults`` expects (``DynamicResourcesFilterTimeoutDefault``,
+    ``DynamicResourcesBindingTimeoutDefault``).
+    """
 
     filter_timeout: float | None = field(default=10.0, metadata={"duration": True})
-    binding_timeout: float | None = field(default=None, metadata={"duration": True})
+    binding_timeout: float | None = field(default=600.0, metadata={"duration": True})
 
     def validate(self) -> list[FieldError]:
         errs: list[FieldError] = []

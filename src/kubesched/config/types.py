@@ -183,7 +183,7 @@ class ExtenderTLSConfig:
 class Extender:
     """``v1.Extender``: used to check ``extenders[]`` strictly; the config keeps them as raw dicts."""
 
-    url_prefix: str
+    url_prefix: str = ""
     filter_verb: str = ""
     preempt_verb: str = ""
     prioritize_verb: str = ""
