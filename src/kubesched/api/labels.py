@@ -18,6 +18,7 @@ from kubesched.api.validation import is_qualified_name, is_valid_label_value
 
 __all__ = [
     "DOES_NOT_EXIST",
+    "DOUBLE_EQUALS",
     "EQUALS",
     "EXISTS",
     "GREATER_THAN",
@@ -34,6 +35,7 @@ __all__ = [
 
 # selection.Operator values.
 EQUALS: Final = "="
+DOUBLE_EQUALS: Final = "=="
 NOT_EQUALS: Final = "!="
 IN: Final = "in"
 NOT_IN: Final = "notin"
@@ -59,7 +61,7 @@ def parse_go_int64(text: str) -> int | None:
 
 _VALID_REQUIREMENT_OPERATORS = (
     EQUALS,
-    "==",
+    DOUBLE_EQUALS,
     IN,
     NOT_EQUALS,
     NOT_IN,
@@ -98,7 +100,7 @@ class Requirement:
                 errs.append(
                     field_invalid(values_path, vals, "for 'in', 'notin' operators, values set can't be empty")
                 )
-        elif operator in (EQUALS, "==", NOT_EQUALS):
+        elif operator in (EQUALS, DOUBLE_EQUALS, NOT_EQUALS):
             if len(vals) != 1:
                 errs.append(
                     field_invalid(values_path, vals, "exact-match compatibility requires one single value")
@@ -130,16 +132,17 @@ class Requirement:
         for i, v in enumerate(vals):
             value_errs = is_valid_label_value(v)
             if value_errs:
-                errs.append(field_invalid(f"{values_path}[{i}]", v, "; ".join(value_errs)))
+                # Upstream: valuePath.Index(i).Key(key).
+                errs.append(field_invalid(f"{values_path}[{i}][{key}]", v, "; ".join(value_errs)))
         raise_if_any(errs)
         self.key = key
-        self.operator = EQUALS if operator == "==" else operator
+        self.operator = operator
         self.values: frozenset[str] = frozenset(vals)
         self._int_value = int_value
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         op = self.operator
-        if op in (IN, EQUALS):
+        if op in (IN, EQUALS, DOUBLE_EQUALS):
             value = labels.get(self.key)
             return value is not None and value in self.values
         if op in (NOT_IN, NOT_EQUALS):
@@ -274,8 +277,8 @@ def selector_from_label_selector(sel: Mapping[str, Any] | None, path: str = "") 
     reqs: list[Requirement] = []
     for key, value in match_labels.items():
         if not isinstance(value, str):
-            raise InvalidObjectError(_join(path, f"matchLabels.{key}"), f"expected a string, got {value!r}")
-        reqs.append(Requirement(str(key), EQUALS, (value,), _join(path, f"matchLabels.{key}")))
+            raise InvalidObjectError(_join(path, f"matchLabels[{key}]"), f"expected a string, got {value!r}")
+        reqs.append(Requirement(str(key), EQUALS, (value,), _join(path, f"matchLabels[{key}]")))
     for i, expr in enumerate(match_expressions):
         epath = _join(path, f"matchExpressions[{i}]")
         if not isinstance(expr, Mapping):
