@@ -6,6 +6,8 @@ Cases ported from Go's src/time/time_test.go (parseDurationTests / parseDuration
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.config import parse_duration
 from kubesched.config.duration import format_duration
@@ -65,8 +67,24 @@ def test_parse_duration_errors(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0, "0s"), (15, "15s"), (90, "1m30s"), (3600, "1h0m0s"), (0.5, "500ms"), (-2, "-2s")],
+    [
+        (0, "0s"),
+        (15, "15s"),
+        (90, "1m30s"),
+        (3600, "1h0m0s"),
+        (0.5, "500ms"),
+        (-2, "-2s"),
+        (0.001801692, "1.801692ms"),
+        (1.5e-6, "1.5µs"),
+        (3723.5, "1h2m3.5s"),
+    ],
 )
 def test_format_duration(seconds: float, text: str) -> None:
     """Go's Duration.String spelling, used in messages."""
     assert format_duration(seconds) == text
+
+
+@given(st.integers(min_value=-(10**15), max_value=10**15))
+def test_format_then_parse_is_identity_on_whole_nanoseconds(nanos: int) -> None:
+    seconds = nanos / 1e9
+    assert parse_duration(format_duration(seconds)) == pytest.approx(seconds, rel=1e-9, abs=1e-9)

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from kubesched.config import ConfigError, load_config, loads_config
+from kubesched.config import ConfigError, config_to_dict, load_config, loads_config
 from kubesched.config.plugin_args import (
     DefaultPreemptionArgs,
     NodeResourcesFitArgs,
@@ -409,3 +410,43 @@ def test_profile_lookup_and_multiple_profiles(tmp_path: Path) -> None:
     assert no_scoring.plugins.score.disabled_names() == ["*"]
     assert no_scoring.plugins.score.enabled == []
     assert config.profile("missing") is None
+
+
+def test_decode_error_hides_derived_validation_noise(tmp_path: Path) -> None:
+    """A field that failed to decode keeps its default; rules over it are not reported again."""
+    path = _write(
+        tmp_path,
+        """
+        podInitialBackoffSeconds: 20
+        podMaxBackoffSeconds: "30"
+    """,
+    )
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(path)
+    assert _errors(excinfo) == ['podMaxBackoffSeconds: must be int, got "30"']
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        None,
+        {"leaderElection": {"leaseDuration": "1m30s", "renewDeadline": "1m", "retryPeriod": "250ms"}},
+        {
+            "profiles": [
+                {"schedulerName": "a", "plugins": {"score": {"disabled": [{"name": "*"}]}}},
+                {
+                    "schedulerName": "b",
+                    "plugins": {"multiPoint": {"enabled": [{"name": "Custom", "weight": 4}]}},
+                    "pluginConfig": [{"name": "Custom", "args": {"x": [1]}}],
+                },
+            ],
+            "extenders": [{"urlPrefix": "http://e/", "prioritizeVerb": "p", "weight": 1}],
+        },
+    ],
+)
+def test_config_to_dict_round_trips(raw: dict[str, Any] | None) -> None:
+    """config_to_dict writes a v1 document that loads back to the same configuration."""
+    config = load_config(raw)
+    dumped = config_to_dict(config)
+    assert dumped["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    assert loads_config(yaml.safe_dump(dumped)) == config

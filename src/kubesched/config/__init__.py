@@ -8,7 +8,7 @@ from .args import decode_args, describe_args
 from .defaults import default_plugins, merge_plugin_set, merge_plugins, set_defaults
 from .duration import parse_duration
 from .errors import ConfigError, FieldError
-from .load import load_config, loads_config
+from .load import config_to_dict, load_config, loads_config
 from .plugin_args import IN_TREE_ARGS
 from .types import (
     API_VERSION,
@@ -40,6 +40,7 @@ __all__ = [
     "PluginSet",
     "Plugins",
     "Profile",
+    "config_to_dict",
     "decode_args",
     "default_plugins",
     "describe_args",

@@ -350,11 +350,19 @@ def decode_args(cls: type[T], raw: Mapping[str, Any] | None, path: str) -> tuple
 
 
 def to_raw(value: Any) -> Any:
-    """Encode a decoded value back to its YAML/JSON shape (camelCase keys)."""
+    """Encode a decoded value back to its YAML/JSON shape (camelCase keys, Go duration
+    strings, None and empty collections left out), so that decoding and defaulting the
+    result gives an equal value."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in _init_fields(type(value)):
-            out[field_key(f)] = to_raw(getattr(value, f.name))
+            item = getattr(value, f.name)
+            if item is None or (isinstance(item, list | dict) and not item):
+                continue  # like Go's omitempty: unset and empty values are left out
+            if f.metadata.get("duration") and isinstance(item, int | float) and not isinstance(item, bool):
+                out[field_key(f)] = format_duration(float(item))
+            else:
+                out[field_key(f)] = to_raw(item)
         return out
     if isinstance(value, list | tuple):
         return [to_raw(v) for v in value]

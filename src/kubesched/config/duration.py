@@ -57,26 +57,29 @@ def parse_duration(text: str) -> float:
     return sign * total
 
 
+def _frac(whole: int, frac: int, digits: int) -> str:
+    text = f"{frac:0{digits}d}".rstrip("0")
+    return f"{whole}.{text}" if text else str(whole)
+
+
 def format_duration(seconds: float) -> str:
-    """Render seconds in Go's ``Duration.String`` style for messages (``1m30s``, ``500ms``)."""
-    if seconds == 0:
+    """Render seconds like Go's ``Duration.String`` (``1m30s``, ``1.5ms``, ``1h0m0s``), exact to
+    the nanosecond, so :func:`parse_duration` reads it back."""
+    nanos = round(abs(seconds) * 1e9)
+    sign = "-" if seconds < 0 and nanos else ""
+    if nanos == 0:
         return "0s"
-    sign = "-" if seconds < 0 else ""
-    rem = abs(seconds)
-    if rem < 1:
-        ms = rem * 1e3
-        if ms >= 1:
-            return f"{sign}{ms:g}ms"
-        us = rem * 1e6
-        return f"{sign}{us:g}µs" if us >= 1 else f"{sign}{rem * 1e9:g}ns"
-    hours = int(rem // 3600)
-    rem -= hours * 3600
-    minutes = int(rem // 60)
-    rem -= minutes * 60
+    if nanos < 1_000:
+        return f"{sign}{nanos}ns"
+    if nanos < 1_000_000:
+        return f"{sign}{_frac(nanos // 1_000, nanos % 1_000, 3)}µs"
+    if nanos < 1_000_000_000:
+        return f"{sign}{_frac(nanos // 1_000_000, nanos % 1_000_000, 6)}ms"
+    hours, rem = divmod(nanos, 3_600_000_000_000)
+    minutes, rem = divmod(rem, 60_000_000_000)
     out = sign
     if hours:
         out += f"{hours}h"
     if hours or minutes:
         out += f"{minutes}m"
-    out += f"{round(rem, 9):g}s"
-    return out
+    return out + _frac(rem // 1_000_000_000, rem % 1_000_000_000, 9) + "s"

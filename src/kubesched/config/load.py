@@ -15,14 +15,14 @@ from typing import Any
 
 import yaml
 
-from .args import decode_into, describe_args, validate_args
+from .args import decode_into, describe_args, to_raw, validate_args
 from .defaults import set_defaults
 from .errors import ConfigError, FieldError, child_path, format_value, index_path
 from .plugin_args import IN_TREE_ARGS
 from .types import API_VERSION, KIND, Extender, KubeSchedulerConfiguration, PluginConfig, Profile
 from .validation import validate_configuration
 
-__all__ = ["load_config", "loads_config"]
+__all__ = ["config_to_dict", "load_config", "loads_config"]
 
 _GROUP = API_VERSION.split("/")[0]
 #: versions kube-scheduler no longer serves, with the release that removed them where known.
@@ -266,3 +266,13 @@ def load_config(
     except OSError as exc:
         raise ConfigError([FieldError("", f"cannot read file: {exc.strerror or exc}")], path) from exc
     return loads_config(text, args_types=args_types, source=path)
+
+
+def config_to_dict(config: KubeSchedulerConfiguration) -> dict[str, Any]:
+    """The configuration as a v1 YAML mapping (what kube-scheduler logs as "Using component
+    config"); :func:`load_config` of the result gives an equal configuration."""
+    out: dict[str, Any] = {"apiVersion": API_VERSION, "kind": KIND}
+    raw = to_raw(config)
+    assert isinstance(raw, dict)
+    out.update(raw)
+    return out
