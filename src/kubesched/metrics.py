@@ -22,54 +22,79 @@ class SchedulerMetrics:
         self.registry = registry or CollectorRegistry()
         r = self.registry
         self.schedule_attempts = Counter(
-            "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result.",
-            ["result", "profile"], registry=r,
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result.",
+            ["result", "profile"],
+            registry=r,
         )
         self.attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ["result", "profile"], buckets=_exp(0.001, 2, 15), registry=r,
+            ["result", "profile"],
+            buckets=_exp(0.001, 2, 15),
+            registry=r,
         )
         self.algorithm_duration = Histogram(
-            "scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds",
-            buckets=_exp(0.001, 2, 15), registry=r,
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds",
+            buckets=_exp(0.001, 2, 15),
+            registry=r,
         )
         self.sli_duration = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.",
-            ["attempts"], buckets=_exp(0.01, 2, 20), registry=r,
+            ["attempts"],
+            buckets=_exp(0.01, 2, 20),
+            registry=r,
         )
         self.pod_scheduling_attempts = Histogram(
-            "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
-            buckets=_exp(1, 2, 5), registry=r,
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            buckets=_exp(1, 2, 5),
+            registry=r,
         )
         self.extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
-            ["extension_point", "status", "profile"], buckets=_exp(0.0001, 2, 12), registry=r,
+            ["extension_point", "status", "profile"],
+            buckets=_exp(0.0001, 2, 12),
+            registry=r,
         )
         self.plugin_execution_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
-            ["plugin", "extension_point", "status"], buckets=_exp(0.00001, 1.5, 20), registry=r,
+            ["plugin", "extension_point", "status"],
+            buckets=_exp(0.00001, 1.5, 20),
+            registry=r,
         )
         self.pending_pods = Gauge(
-            "scheduler_pending_pods", "Number of pending pods, by the queue type.", ["queue"], registry=r,
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type.",
+            ["queue"],
+            registry=r,
         )
         self.queue_incoming_pods = Counter(
-            "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
-            ["queue", "event"], registry=r,
+            "scheduler_queue_incoming_pods",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"],
+            registry=r,
         )
         self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r,
+            "scheduler_preemption_attempts",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
         )
         self.preemption_victims = Histogram(
-            "scheduler_preemption_victims", "Number of selected preemption victims",
-            buckets=_exp(1, 2, 7), registry=r,
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=_exp(1, 2, 7),
+            registry=r,
         )
         self.unschedulable_pods = Gauge(
-            "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name.",
-            ["plugin", "profile"], registry=r,
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name.",
+            ["plugin", "profile"],
+            registry=r,
         )
 
     # Narrow entry points used by the framework and queue -------------------------------------

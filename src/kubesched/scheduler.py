@@ -266,7 +266,9 @@ class Scheduler:
             if not was_assigned:
                 self.queue.delete(new)  # bound (by us or someone else): out of the queue
             self.cache.update_pod(PodInfo(new))
-            event = ClusterEvent(EventResource.ASSIGNED_POD, _pod_update_action(old, new) if was_assigned else ActionType.ADD)
+            event = ClusterEvent(
+                EventResource.ASSIGNED_POD, _pod_update_action(old, new) if was_assigned else ActionType.ADD
+            )
             self.queue.move_all_to_active_or_backoff(event, old, new)
         elif self.responsible_for(new):
             event = ClusterEvent(EventResource.UNSCHEDULED_POD, _pod_update_action(old, new))
@@ -324,8 +326,13 @@ class Scheduler:
             return True
         if pi.deletion_timestamp:
             self.cluster.record_event(
-                pi.pod, None, "Warning", "FailedScheduling", "Scheduling",
-                f"skip schedule deleting pod: {pi.key}", fw.profile_name,
+                pi.pod,
+                None,
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                f"skip schedule deleting pod: {pi.key}",
+                fw.profile_name,
             )
             self.queue.done(pi.uid)
             return True
@@ -355,7 +362,7 @@ class Scheduler:
                 return ScheduleResult(), pi, Status(Code.UNSCHEDULABLE, error=fit)
             if self.metrics is not None and fw.points["post_filter"]:
                 pass
-            pf_result, pf_status = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status_view())
+            pf_result, pf_status = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
             fit.diagnosis.post_filter_msg = pf_status.message()
             if pf_status.code == Code.ERROR:
                 log.error("status after running PostFilter plugins for pod %s: %s", pi.key, pf_status.message())
@@ -552,8 +559,13 @@ class Scheduler:
     # binding cycle
     # ------------------------------------------------------------------------------------------
     def _binding_cycle_entry(
-        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo,
-        assumed: PodInfo, start: float,
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        start: float,
     ) -> None:
         wp = fw.get_waiting_pod(assumed.uid)
         if wp is None:
@@ -567,8 +579,14 @@ class Scheduler:
         wp.on_done(resume)
 
     def _binding_cycle(
-        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo,
-        assumed: PodInfo, start: float, permit: Status,
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        start: float,
+        permit: Status,
     ) -> None:
         host = result.suggested_host
         try:
@@ -581,8 +599,13 @@ class Scheduler:
         self.handle_binding_cycle_error(state, fw, qpi, assumed, host, start, status)
 
     def binding_cycle(
-        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo,
-        assumed: PodInfo, permit: Status,
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        permit: Status,
     ) -> Status:
         host = result.suggested_host
         # WaitOnPermit
@@ -602,8 +625,13 @@ class Scheduler:
         if self.metrics is not None:
             first = qpi.initial_attempt_timestamp
             self.metrics.observe_scheduled(qpi.attempts, (now - first) if first is not None else None)
-        log.debug("successfully bound pod %s to node %s (evaluated %d, feasible %d)",
-                  assumed.key, host, result.evaluated_nodes, result.feasible_nodes)
+        log.debug(
+            "successfully bound pod %s to node %s (evaluated %d, feasible %d)",
+            assumed.key,
+            host,
+            result.evaluated_nodes,
+            result.feasible_nodes,
+        )
         fw.run_post_bind_plugins(state, assumed, host)
         return Status(Code.SUCCESS)
 
@@ -617,23 +645,36 @@ class Scheduler:
             with self._lock:
                 self._bound_uids.add(assumed.uid)
             self.cluster.record_event(
-                assumed.pod, None, "Normal", "Scheduled", "Binding",
-                f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}", fw.profile_name,
+                assumed.pod,
+                None,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
+                fw.profile_name,
             )
         elif st.is_skip():
             st = Status(Code.ERROR, "no bind plugin bound the pod")
         return st
 
     def handle_binding_cycle_error(
-        self, state: CycleState, fw: Framework, qpi: QueuedPodInfo, assumed: PodInfo, host: str,
-        start: float, status: Status,
+        self,
+        state: CycleState,
+        fw: Framework,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        start: float,
+        status: Status,
     ) -> None:
         fw.run_reserve_plugins_unreserve(state, assumed, host)
         self.cache.forget_pod(assumed)
         uid = assumed.uid
         if status.is_rejected():
             self.handle_scheduling_failure(fw, qpi, status, _CLEAR, start)
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed.pod, None, lambda q: q.pod_info.uid != uid)
+            self.queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, assumed.pod, None, lambda q: q.pod_info.uid != uid
+            )
         else:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed.pod, None)
             self.handle_scheduling_failure(fw, qpi, status, _CLEAR, start)
@@ -651,7 +692,9 @@ class Scheduler:
             self.stats.unschedulable += 1
         else:
             self.stats.errors += 1
-        self.metrics.observe_attempt("unschedulable" if rejected else "error", fw.profile_name, time.perf_counter() - start)
+        self.metrics.observe_attempt(
+            "unschedulable" if rejected else "error", fw.profile_name, time.perf_counter() - start
+        )
         err = status.error
         msg = status.message()
         qpi.unschedulable_plugins = set()
@@ -731,9 +774,6 @@ class _Diag(Diagnosis):
         self.processed_failures = 0
         self.lazy_failed: list[int] = []
         self.lazy: tuple[Framework, CycleState, PodInfo] | None = None
-
-    def node_to_status_view(self) -> dict[str, Status]:
-        return self.node_to_status
 
 
 def _pod_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:

@@ -263,7 +263,7 @@ class SchedulingQueue:
                 strategy = _Strategy.SKIP
                 if fl is not None:
                     start = fl.events_from - self._events_base
-                    for event, old, new in self._events[max(start, 0):]:
+                    for event, old, new in self._events[max(start, 0) :]:
                         s = self._worth_requeuing(qpi, event, old, new)
                         if s != _Strategy.SKIP:
                             strategy = s

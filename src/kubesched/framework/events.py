@@ -47,7 +47,7 @@ class ActionType(enum.IntFlag):
     ALL = ADD | DELETE | UPDATE
 
 
-class EventResource(str, enum.Enum):
+class EventResource(enum.StrEnum):
     """The kind of object an event is about. ``AssignedPod``/``UnscheduledPod`` split pods as upstream."""
 
     POD = "Pod"

@@ -65,9 +65,7 @@ class EnqueueExtensions(Plugin, Protocol):
 class PreFilterExtensions(Protocol):
     """Incremental updates of PreFilter state when preemption or nominated pods add/remove pods."""
 
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> StatusLike: ...
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> StatusLike: ...
 
     def remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
@@ -202,7 +200,10 @@ class ClusterClient(Protocol):
     def delete_pod(self, pod: Mapping[str, Any], reason: str = "") -> None: ...
 
     def patch_pod_metadata(
-        self, pod: Mapping[str, Any], *, annotations: Mapping[str, str | None] | None = None,
+        self,
+        pod: Mapping[str, Any],
+        *,
+        annotations: Mapping[str, str | None] | None = None,
         labels: Mapping[str, str | None] | None = None,
     ) -> None: ...
 

@@ -8,18 +8,20 @@ turn unexpected codes or exceptions into an Error naming the plugin.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.config.types import PluginRef, PluginSet, Plugins, Profile
+from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 
 from .cycle_state import CycleState
+from .events import WILDCARD_EVENT, ClusterEventWithHint
 from .interfaces import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
@@ -40,7 +42,6 @@ from .interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
-from .events import ClusterEventWithHint, WILDCARD_EVENT
 from .registry import Registry
 from .status import Code, Status, StatusLike
 from .types import NodeInfo, NodeScore, PodInfo, PostFilterResult, PreFilterResult, QueuedPodInfo
@@ -154,10 +155,8 @@ class Framework:
                     f"profile {self.profile_name!r}: initializing plugin {name!r}: {err}{expected}"
                 ) from err
             if not getattr(plugin, "name", None):
-                try:
+                with contextlib.suppress(AttributeError):
                     plugin.name = name
-                except AttributeError:
-                    pass
             self.plugins[name] = plugin
 
         for attr, (upstream, proto) in EXTENSION_POINTS.items():
@@ -184,9 +183,7 @@ class Framework:
         if not self.points["bind"]:
             raise FrameworkError(f"profile {self.profile_name!r}: at least one Bind plugin is required")
 
-    def _expand_multi_point(
-        self, attr: str, upstream: str, proto: type, pset: PluginSet, multi: PluginSet
-    ) -> None:
+    def _expand_multi_point(self, attr: str, upstream: str, proto: type, pset: PluginSet, multi: PluginSet) -> None:
         """Upstream ``expandMultiPointPlugins``: specific config wins over multiPoint."""
         disabled = {r.name for r in pset.disabled}
         if "*" in disabled:
@@ -253,7 +250,9 @@ class Framework:
     # ------------------------------------------------------------------------------------------
     def _observe(self, point: str, status: Status, start: float) -> None:
         if self.metrics is not None:
-            self.metrics.framework_extension_point_duration(point, status, self.profile_name, time.perf_counter() - start)
+            self.metrics.framework_extension_point_duration(
+                point, status, self.profile_name, time.perf_counter() - start
+            )
 
     def _call(self, plugin: Any, point: str, fn: Callable[[], StatusLike]) -> Status:
         """Run one plugin method: ``None`` -> Success, an exception -> Error naming the plugin."""
@@ -303,7 +302,7 @@ class Framework:
             def call(p: Any = p) -> StatusLike:
                 nonlocal r
                 r, st = p.pre_filter(state, pod, nodes)
-                return st
+                return cast(StatusLike, st)
 
             s = self._call(p, "PreFilter", call)
             if s.is_skip():
@@ -347,9 +346,15 @@ class Framework:
             ext = p.pre_filter_extensions()
             if ext is None:
                 continue
-            s = self._call(p, "PreFilterExtensionAddPod", lambda ext=ext: ext.add_pod(state, pod, pod_to_add, node_info))  # type: ignore[misc]
+            s = self._call(
+                p,
+                "PreFilterExtensionAddPod",
+                lambda ext=ext: ext.add_pod(state, pod, pod_to_add, node_info),  # type: ignore[misc]
+            )
             if not s.is_success():
-                return Status(Code.ERROR, f"running AddPod on PreFilter plugin {p.name!r}: {s.message()}", plugin=p.name)
+                return Status(
+                    Code.ERROR, f"running AddPod on PreFilter plugin {p.name!r}: {s.message()}", plugin=p.name
+                )
         return Status(Code.SUCCESS)
 
     def run_pre_filter_extension_remove_pod(
@@ -362,7 +367,9 @@ class Framework:
             if ext is None:
                 continue
             s = self._call(
-                p, "PreFilterExtensionRemovePod", lambda ext=ext: ext.remove_pod(state, pod, pod_to_remove, node_info)  # type: ignore[misc]
+                p,
+                "PreFilterExtensionRemovePod",
+                lambda ext=ext: ext.remove_pod(state, pod, pod_to_remove, node_info),  # type: ignore[misc]
             )
             if not s.is_success():
                 return Status(
@@ -370,9 +377,7 @@ class Framework:
                 )
         return Status(Code.SUCCESS)
 
-    def _filter_with(
-        self, plugins: Sequence[Any], state: CycleState, pod: PodInfo, node_info: NodeInfo
-    ) -> Status:
+    def _filter_with(self, plugins: Sequence[Any], state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status:
         for p in plugins:
             if p.name in state.skip_filter_plugins:
                 continue
@@ -458,7 +463,7 @@ class Framework:
             def call(p: Any = p) -> StatusLike:
                 nonlocal r
                 r, st = p.post_filter(state, pod, filtered_node_status)
-                return st
+                return cast(StatusLike, st)
 
             s = self._call(p, "PostFilter", call)
             if s.is_success() or s.code in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
@@ -587,7 +592,7 @@ class Framework:
             def call(p: Any = p) -> StatusLike:
                 nonlocal timeout
                 st, timeout = p.permit(state, pod, node_name)
-                return st
+                return cast(StatusLike, st)
 
             s = self._call(p, "Permit", call)
             if s.is_success():
@@ -635,7 +640,9 @@ class Framework:
             if not s.is_success():
                 s.plugin = p.name
                 if not s.is_rejected():
-                    s = Status(Code.ERROR, f"running Bind plugin {p.name!r}: {s.message()}", error=s.error, plugin=p.name)
+                    s = Status(
+                        Code.ERROR, f"running Bind plugin {p.name!r}: {s.message()}", error=s.error, plugin=p.name
+                    )
             break
         self._observe("Bind", s, start)
         return s

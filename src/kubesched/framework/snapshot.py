@@ -8,6 +8,7 @@ nodes that changed, so batch Filter/Score plugins evaluate thousands of nodes in
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -23,7 +24,9 @@ class NodeTable:
 
     def __init__(self, n: int = 0) -> None:
         self.size = n
-        z = lambda: np.zeros(n, dtype=np.int64)  # noqa: E731
+        def z() -> I64:
+            return np.zeros(n, dtype=np.int64)
+
         self.alloc_cpu, self.alloc_mem, self.alloc_eph, self.alloc_pods = z(), z(), z(), z()
         self.req_cpu, self.req_mem, self.req_eph, self.pod_count = z(), z(), z(), z()
         self.nz_cpu, self.nz_mem = z(), z()
@@ -79,10 +82,10 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
 
-    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_affinity_list(self) -> builtins.list[NodeInfo]:
         return [ni for ni in self.node_infos if ni.pods_with_affinity]
 
-    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity_list(self) -> builtins.list[NodeInfo]:
         return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
 
     def num_nodes(self) -> int:

@@ -206,10 +206,7 @@ class HostPortInfo:
         key = (protocol or "TCP", port)
         if ip == DEFAULT_BIND_ALL_HOST_IP:
             return any(key in entry for entry in self._ports.values())
-        for check_ip in (DEFAULT_BIND_ALL_HOST_IP, ip):
-            if key in self._ports.get(check_ip, {}):
-                return True
-        return False
+        return any(key in self._ports.get(check_ip, {}) for check_ip in (DEFAULT_BIND_ALL_HOST_IP, ip))
 
     def __len__(self) -> int:
         return sum(len(e) for e in self._ports.values())
@@ -437,7 +434,7 @@ class QueuedPodInfo:
 class Diagnosis:
     """Why a pod did not fit: the status of every node plus the plugins that rejected it."""
 
-    __slots__ = ("node_to_status", "post_filter_msg", "pre_filter_msg", "unschedulable_plugins", "absent_status")
+    __slots__ = ("absent_status", "node_to_status", "post_filter_msg", "pre_filter_msg", "unschedulable_plugins")
 
     def __init__(self) -> None:
         self.node_to_status: dict[str, Status] = {}

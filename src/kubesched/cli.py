@@ -1,0 +1,207 @@
+"""The ``kubesched`` command line.
+
+Flags follow kube-scheduler's names where they exist (``--config``, ``--kubeconfig``, ``-v``).
+Bad input (configuration, manifests) gives one line per problem naming the file and field, and
+exit code 2 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+
+from kubesched import __version__
+from kubesched.config.errors import ConfigError
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.registry import Registry, RegistryError, default_registry
+from kubesched.framework.runtime import FrameworkError
+from kubesched.sim.manifests import ManifestError, load_file, load_manifests, parse_time_or_offset
+
+EXIT_BAD_INPUT = 2
+
+#: Factories registered by a user's own ``main`` (``new_scheduler_command(with_plugin(...))``).
+_EXTRA_PLUGINS: list[tuple[str, Callable[..., Any]]] = []
+
+
+def _fail(messages: Sequence[str]) -> NoReturn:
+    err = Console(stderr=True)
+    for m in messages:
+        err.print(f"[bold red]error:[/] {m}", highlight=False, markup=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _registry() -> Registry:
+    reg = default_registry()
+    for name, factory in _EXTRA_PLUGINS:
+        try:
+            reg.register(name, factory, origin="main")
+        except RegistryError as err:
+            _fail([str(err)])
+    return reg
+
+
+def _load_config(path: str | None, reg: Registry) -> KubeSchedulerConfiguration:
+    from kubesched.config.load import load_config
+
+    try:
+        return load_config(path, args_types=reg.args_types())
+    except ConfigError as err:
+        prefix = f"{path}: " if path else ""
+        _fail([f"{prefix}{e}" for e in err.errors])
+
+
+def _setup_logging(verbosity: int, fmt: str = "text") -> None:
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity < 4 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        from kubesched.logs import JSONFormatter
+
+        handler.setFormatter(JSONFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(levelname).1s %(asctime)s %(name)s] %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="kubesched")
+def cli() -> None:
+    """kubesched: kube-scheduler's Scheduling Framework in Python."""
+
+
+START_HELP = "Virtual clock start (RFC 3339). Default: 2026-01-01T00:00:00Z."
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for tie-breaks (deterministic runs).")
+@click.option("--start", default=None, help=START_HELP)
+@click.option("--until", default=None, help="Stop at this time (RFC 3339) or after this long (e.g. 12h).")
+@click.option(
+    "--tie-break",
+    type=click.Choice(["random", "node-order"]),
+    default="random",
+    show_default=True,
+    help="Among equally scored nodes: random as kube-scheduler, or the first in node order.",
+)
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-v", "--v", "verbosity", type=int, default=0, help="Log verbosity (as kube-scheduler's -v).")
+def simulate(
+    paths: tuple[str, ...],
+    config_path: str | None,
+    seed: int,
+    start: str | None,
+    until: str | None,
+    tie_break: str,
+    output: str,
+    verbosity: int,
+) -> None:
+    """Schedule the pods in PATHS (YAML files or folders) on a simulated cluster with a virtual clock."""
+    from kubesched.sim.runner import DEFAULT_START, ArrivalError
+    from kubesched.sim.runner import simulate as run_sim
+
+    _setup_logging(verbosity)
+    reg = _registry()
+    config = _load_config(config_path, reg)
+    try:
+        start_ts = parse_time_or_offset(start, 0.0) if start else DEFAULT_START
+        if start and start_ts < 10**8:
+            raise ValueError(f"--start: {start!r} is not an RFC 3339 time")
+        until_ts = parse_time_or_offset(until, start_ts) if until else None
+    except ValueError as err:
+        _fail([str(err)])
+    skip = {Path(config_path).resolve()} if config_path else None
+    try:
+        objects = load_manifests(paths, skip=skip)
+    except ManifestError as err:
+        _fail([str(err)])
+    if not objects.pods and not objects.nodes:
+        _fail([f"no Nodes or Pods found in {', '.join(paths)}"])
+    try:
+        result = run_sim(objects, config, reg, seed=seed, start=start_ts, until=until_ts, tie_break=tie_break)
+    except (FrameworkError, ArrivalError) as err:
+        _fail([str(err)])
+    if output == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    from kubesched.sim.report import print_simulation
+
+    print_simulation(result, Console())
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--pod", "pod_path", required=True, type=click.Path(), help="The pod to explain (YAML).")
+@click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, output: str) -> None:
+    """Explain one scheduling cycle of a pod on the cluster in PATHS: every plugin, every node."""
+    from kubesched.cluster.sim import SimCluster
+    from kubesched.explain import explain as run_explain
+    from kubesched.framework.clock import VirtualClock
+    from kubesched.scheduler import Scheduler
+    from kubesched.sim.manifests import admit_pod
+    from kubesched.sim.runner import DEFAULT_START
+
+    _setup_logging(0)
+    reg = _registry()
+    config = _load_config(config_path, reg)
+    skip = {Path(p).resolve() for p in (config_path, pod_path) if p}
+    try:
+        objects = load_manifests(paths, skip=skip)
+        pods = [o for o in load_file(Path(pod_path)) if o.get("kind") == "Pod"]
+    except ManifestError as err:
+        _fail([str(err)])
+    if len(pods) != 1:
+        _fail([f"{pod_path}: expected exactly one Pod, found {len(pods)}"])
+    pod = pods[0]
+    priorities = {pc["metadata"]["name"]: int(pc.get("value", 0)) for pc in objects.of_kind("PriorityClass")}
+    admit_pod(pod, priorities, 0)
+    objects.pods = [p for p in objects.pods if (p.get("spec") or {}).get("nodeName")]
+    clock = VirtualClock(DEFAULT_START)
+    cluster = SimCluster(clock)
+    try:
+        sched = Scheduler(config, reg, cluster, clock)
+    except FrameworkError as err:
+        _fail([str(err)])
+    cluster.attach(sched)
+    cluster.load(objects)
+    try:
+        out = run_explain(sched, pod)
+    except ValueError as err:
+        _fail([str(err)])
+    if output == "json":
+        click.echo(json.dumps(out, indent=2))
+        return
+    from kubesched.sim.report import print_explain
+
+    print_explain(out, Console())
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    cli.main(args=list(argv) if argv is not None else None, prog_name="kubesched")
+
+
+# -- the Python form of app.NewSchedulerCommand(app.WithPlugin(name, factory)) -------------------
+def with_plugin(name: str, factory: Callable[..., Any]) -> tuple[str, Callable[..., Any]]:
+    """An option for :func:`new_scheduler_command`: register ``factory`` under ``name``."""
+    return (name, factory)
+
+
+def new_scheduler_command(*options: tuple[str, Callable[..., Any]]) -> click.Group:
+    """kube-scheduler's ``app.NewSchedulerCommand(app.WithPlugin(...))``: a user's own ``main``
+    registers out-of-tree plugin factories by name and gets the same command line::
+
+        from kubesched.cli import new_scheduler_command, with_plugin
+        if __name__ == "__main__":
+            new_scheduler_command(with_plugin("MyPlugin", MyPlugin))()
+    """
+    _EXTRA_PLUGINS.extend(options)
+    return cli

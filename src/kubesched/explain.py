@@ -1,0 +1,121 @@
+"""``kubesched explain``: one scheduling cycle for one pod, with every plugin's verdict on every node.
+
+Unlike a real cycle it evaluates all nodes (no sampling) and runs every Filter plugin on every node
+(not stopping at the first failure), so a user sees all the reasons at once; nothing is bound and
+PostFilter (preemption) is not run. The FailedScheduling message is built exactly as upstream's
+from each node's first failing plugin, i.e. what the real scheduler would report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import Diagnosis, FitError, PodInfo
+from kubesched.scheduler import Scheduler
+
+
+def _code(s: Status) -> str:
+    return s.code.upstream_name
+
+
+def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
+    pi = PodInfo(pod)
+    fw = sched.frameworks.get(pi.scheduler_name)
+    if fw is None:
+        raise ValueError(
+            f"pod {pi.key}: spec.schedulerName {pi.scheduler_name!r} matches no profile "
+            f"(profiles: {', '.join(sched.frameworks)})"
+        )
+    sched.cache.update_snapshot(sched.snapshot)
+    snap = sched.snapshot
+    state = CycleState()
+    out: dict[str, Any] = {
+        "pod": pi.key,
+        "profile": fw.profile_name,
+        "preFilter": {},
+        "nodes": {},
+        "feasible": [],
+        "selected": None,
+        "message": None,
+    }
+
+    # PreFilter, plugin by plugin, with upstream's merge of node-name results.
+    allowed: set[str] | None = None
+    skip: set[str] = set()
+    rejected: Status | None = None
+    for p in fw.points["pre_filter"]:
+        result = None
+
+        def call(p: Any = p) -> Any:
+            nonlocal result
+            result, st = p.pre_filter(state, pi, snap.node_infos)
+            return st
+
+        st = fw._call(p, "PreFilter", call)
+        st.plugin = p.name
+        out["preFilter"][p.name] = {"code": _code(st), "message": st.message()}
+        if st.is_skip():
+            skip.add(p.name)
+        elif not st.is_success() and rejected is None:
+            rejected = st
+        elif result is not None and not result.all_nodes():
+            names = set(result.node_names or ())
+            allowed = names if allowed is None else allowed & names
+    state.skip_filter_plugins = frozenset(skip)
+
+    diagnosis = Diagnosis()
+    feasible = []
+    for ni in snap.node_infos:
+        entry: dict[str, Any] = {"filter": {}, "scores": {}, "total": None}
+        out["nodes"][ni.name] = entry
+        if rejected is not None:
+            continue
+        if allowed is not None and ni.name not in allowed:
+            st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) PreFilter result")
+            diagnosis.node_to_status[ni.name] = st
+            continue
+        outcome = fw.run_all_filter_plugins(state, pi, ni)
+        for name, s in outcome.statuses.items():
+            entry["filter"][name] = {"code": _code(s), "reasons": list(s.reasons)}
+        first = outcome.first_failure()
+        if first is None or first.is_skip():
+            feasible.append(ni)
+        else:
+            diagnosis.node_to_status[ni.name] = first
+
+    if rejected is not None:
+        diagnosis.pre_filter_msg = rejected.message()
+        out["message"] = str(FitError(pi, snap.num_nodes(), diagnosis))
+        return out
+    out["feasible"] = [n.name for n in feasible]
+    if not feasible:
+        out["message"] = (
+            str(FitError(pi, snap.num_nodes(), diagnosis))
+            if snap.num_nodes()
+            else "no nodes available to schedule pods"
+        )
+        return out
+
+    st = fw.run_pre_score_plugins(state, pi, feasible)
+    if not st.is_success():
+        out["message"] = st.message()
+        return out
+    idx = np.array([snap.index[n.name] for n in feasible], dtype=np.intp)
+    res = fw.run_score_plugins(state, pi, feasible, snap, idx)
+    if isinstance(res, Status):
+        out["message"] = res.message()
+        return out
+    for i, name in enumerate(res.nodes):
+        entry = out["nodes"][name]
+        for plugin, raw in res.raw.items():
+            norm = int(res.normalized[plugin][i])
+            entry["scores"][plugin] = {"raw": int(raw[i]), "normalized": norm, "weighted": norm * res.weights[plugin]}
+        entry["total"] = int(res.total[i])
+    best = int(res.total.max())
+    winners = [res.nodes[i] for i in np.flatnonzero(res.total == best)]
+    out["selected"] = winners[0] if len(winners) == 1 else sched.select_host(res)
+    return out
