@@ -149,9 +149,7 @@ def test_preferred_term_with_empty_preference_never_scores() -> None:
 def test_preferred_terms_path_prefix() -> None:
     terms = [{"weight": 2, "preference": term(exprs=[req("k", "Bogus")])}]
     with pytest.raises(InvalidObjectError) as info:
-        PreferredSchedulingTerms(
-            terms, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-        )
+        PreferredSchedulingTerms(terms, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
     assert info.value.field == (
         "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchExpressions[0].operator"
     )
@@ -294,9 +292,7 @@ POD_MATCHES: list[tuple[str, Obj, dict[str, str] | None, str, bool]] = [
     (
         "terms ORed",
         affinity_pod(
-            _required(
-                term([req("foo", "In", "bar", "value2")]), term([req("diffkey", "In", "wrong", "value2")])
-            )
+            _required(term([req("foo", "In", "bar", "value2")]), term([req("diffkey", "In", "wrong", "value2")]))
         ),
         {"foo": "bar"},
         "",
@@ -339,9 +335,7 @@ POD_MATCHES: list[tuple[str, Obj, dict[str, str] | None, str, bool]] = [
     ),
     (
         "two terms: fields miss, expressions match",
-        affinity_pod(
-            _required(term(fields=[req("metadata.name", "In", "node_1")]), term([req("foo", "In", "bar")]))
-        ),
+        affinity_pod(_required(term(fields=[req("metadata.name", "In", "node_1")]), term([req("foo", "In", "bar")]))),
         {"foo": "bar"},
         "node_2",
         True,
@@ -383,9 +377,7 @@ def test_required_node_affinity(pod: Obj, labels: dict[str, str] | None, name: s
 
 
 def test_required_node_affinity_keeps_parse_errors_lazily() -> None:
-    pod = affinity_pod(
-        _required(term([req("foo", "NotIn", "invalid value: ___@#$%^")]), term([req("a", "Exists")]))
-    )
+    pod = affinity_pod(_required(term([req("foo", "NotIn", "invalid value: ___@#$%^")]), term([req("a", "Exists")])))
     rna = RequiredNodeAffinity(pod)
     assert rna.required is not None
     assert [e.field for e in rna.required.errors] == [
@@ -447,9 +439,7 @@ MATCH_TERMS: list[tuple[str, Obj, Obj, bool]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("sel", "the_node", "want"), [c[1:] for c in MATCH_TERMS], ids=[c[0] for c in MATCH_TERMS]
-)
+@pytest.mark.parametrize(("sel", "the_node", "want"), [c[1:] for c in MATCH_TERMS], ids=[c[0] for c in MATCH_TERMS])
 def test_match_node_selector_terms(sel: Obj, the_node: Obj, want: bool) -> None:
     assert NodeSelector(sel, lazy=True).match(the_node) is want
 

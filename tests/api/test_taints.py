@@ -99,9 +99,7 @@ TOLERATES: list[tuple[str, Obj, Obj, bool]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("toleration", "the_taint", "want"), [c[1:] for c in TOLERATES], ids=[c[0] for c in TOLERATES]
-)
+@pytest.mark.parametrize(("toleration", "the_taint", "want"), [c[1:] for c in TOLERATES], ids=[c[0] for c in TOLERATES])
 def test_tolerates(toleration: Obj, the_taint: Obj, want: bool) -> None:
     assert tolerates(toleration, the_taint, enable_comparison_operators=True) is want
 

@@ -97,26 +97,16 @@ class Requirement:
         int_value: int | None = None
         if operator in (IN, NOT_IN):
             if not vals:
-                errs.append(
-                    field_invalid(values_path, vals, "for 'in', 'notin' operators, values set can't be empty")
-                )
+                errs.append(field_invalid(values_path, vals, "for 'in', 'notin' operators, values set can't be empty"))
         elif operator in (EQUALS, DOUBLE_EQUALS, NOT_EQUALS):
             if len(vals) != 1:
-                errs.append(
-                    field_invalid(values_path, vals, "exact-match compatibility requires one single value")
-                )
+                errs.append(field_invalid(values_path, vals, "exact-match compatibility requires one single value"))
         elif operator in (EXISTS, DOES_NOT_EXIST):
             if vals:
-                errs.append(
-                    field_invalid(values_path, vals, "values set must be empty for exists and does not exist")
-                )
+                errs.append(field_invalid(values_path, vals, "values set must be empty for exists and does not exist"))
         elif operator in (GREATER_THAN, LESS_THAN):
             if len(vals) != 1:
-                errs.append(
-                    field_invalid(
-                        values_path, vals, "for 'Gt', 'Lt' operators, exactly one value is required"
-                    )
-                )
+                errs.append(field_invalid(values_path, vals, "for 'Gt', 'Lt' operators, exactly one value is required"))
             for i, v in enumerate(vals):
                 parsed = parse_go_int64(v)
                 if parsed is None:

@@ -100,9 +100,7 @@ class NodeSelectorTerm:
             self.label_selector = _requirements_as_selector(exprs, _join(path, "matchExpressions"), errors)
         fields = term.get("matchFields") or []
         if fields:
-            self.field_requirements = _requirements_as_field_selector(
-                fields, _join(path, "matchFields"), errors
-            )
+            self.field_requirements = _requirements_as_field_selector(fields, _join(path, "matchFields"), errors)
         self.errors: tuple[InvalidObjectError, ...] = tuple(errors)
 
     def match(self, labels: Mapping[str, str], fields: Mapping[str, str]) -> bool:

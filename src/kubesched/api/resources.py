@@ -464,11 +464,7 @@ def _parse_pod(pod: Mapping[str, Any]) -> _ParsedPod:
             # aggregate (overcommittable resources), else from the pod-level limit.
             aggregate = _aggregate(containers, init_containers, _spec, None)
             for name, q in aggregate.items():
-                if (
-                    name not in reqs
-                    and is_supported_pod_level_resource(name)
-                    and not is_hugepage_resource_name(name)
-                ):
+                if name not in reqs and is_supported_pod_level_resource(name) and not is_hugepage_resource_name(name):
                     reqs[name] = q
             for name, q in limits.items():
                 if name not in reqs and is_supported_pod_level_resource(name):
@@ -529,13 +525,12 @@ _DEFAULT_NON_ZERO: _Quantities = {
 }
 
 
-def compute_pod_resources(pod: Mapping[str, Any]) -> PodResources:
-    """Parse a pod once and compute both its requests and its non-zero cpu/memory.
+# The last pod computed, by identity, with its result: callers typically ask for the requests
+# and the non-zero requests of the same pod object one after the other.
+_last: tuple[Mapping[str, Any], PodResources] | None = None
 
-    Follows ``PodInfo.CalculateResource``: without pod-level requests every container missing
-    a cpu/memory request counts the default; with pod-level requests the default applies only
-    to a resource that neither the pod level nor any container (nor the overhead) sets.
-    """
+
+def _compute(pod: Mapping[str, Any]) -> PodResources:
     parsed = _parse_pod(pod)
     reqs = _pod_requests(parsed, None)
 
@@ -554,6 +549,27 @@ def compute_pod_resources(pod: Mapping[str, Any]) -> PodResources:
         non_zero_milli_cpu=_ceil_away(non_zero.get(CPU, Fraction(0)) * 1000),
         non_zero_memory=_ceil_away(non_zero.get(MEMORY, Fraction(0))),
     )
+
+
+def compute_pod_resources(pod: Mapping[str, Any]) -> PodResources:
+    """Parse a pod once and compute both its requests and its non-zero cpu/memory.
+
+    Follows ``PodInfo.CalculateResource``: without pod-level requests every container missing
+    a cpu/memory request counts the default; with pod-level requests the default applies only
+    to a resource that neither the pod level nor any container (nor the overhead) sets.
+
+    The last result is remembered by the pod object's identity, so asking again for the same
+    (unmodified) dict is free; pods are treated as immutable, as the API server's objects are.
+    Each call returns its own ``Resource`` copy, safe to modify.
+    """
+    global _last
+    last = _last
+    if last is not None and last[0] is pod:
+        result = last[1]
+    else:
+        result = _compute(pod)
+        _last = (pod, result)
+    return PodResources(result.requests.clone(), result.non_zero_milli_cpu, result.non_zero_memory)
 
 
 def pod_requests(pod: Mapping[str, Any]) -> Resource:

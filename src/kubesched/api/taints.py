@@ -97,9 +97,7 @@ def tolerations_tolerate_taint(
     enable_comparison_operators: bool = False,
 ) -> bool:
     """TolerationsTolerateTaint: any toleration tolerates the taint."""
-    return any(
-        tolerates(t, taint, enable_comparison_operators=enable_comparison_operators) for t in tolerations
-    )
+    return any(tolerates(t, taint, enable_comparison_operators=enable_comparison_operators) for t in tolerations)
 
 
 def find_matching_untolerated_taint(
@@ -113,9 +111,7 @@ def find_matching_untolerated_taint(
     for taint in taints:
         if inclusion is not None and not inclusion(taint):
             continue
-        if not tolerations_tolerate_taint(
-            tolerations, taint, enable_comparison_operators=enable_comparison_operators
-        ):
+        if not tolerations_tolerate_taint(tolerations, taint, enable_comparison_operators=enable_comparison_operators):
             return taint
     return None
 

@@ -28,8 +28,7 @@ _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 _DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
 
 _QUALIFIED_NAME_ERR_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character"
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 )
 _LABEL_VALUE_ERR_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
@@ -87,8 +86,7 @@ def is_qualified_name(value: str) -> list[str]:
         errs.append("name part " + _max_len_error(_QUALIFIED_NAME_MAX_LENGTH))
     if not _QUALIFIED_NAME_RE.fullmatch(name):
         errs.append(
-            "name part "
-            + _regex_error(_QUALIFIED_NAME_ERR_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            "name part " + _regex_error(_QUALIFIED_NAME_ERR_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
         )
     return errs
 
