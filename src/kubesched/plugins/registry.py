@@ -12,10 +12,12 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.noderesources import Fit
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
+    from kubesched.plugins.tainttoleration import TaintToleration
 
     r = Registry()
     r.register(names.PRIORITY_SORT, PrioritySort)
     r.register(names.DEFAULT_BINDER, DefaultBinder)
     r.register(names.NODE_RESOURCES_FIT, Fit)
     r.register(names.SCHEDULING_GATES, SchedulingGates)
+    r.register(names.TAINT_TOLERATION, TaintToleration)
     return r

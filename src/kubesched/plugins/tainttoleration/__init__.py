@@ -1,0 +1,5 @@
+"""TaintToleration."""
+
+from .taint_toleration import TaintToleration
+
+__all__ = ["TaintToleration"]

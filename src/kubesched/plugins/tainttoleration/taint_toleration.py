@@ -1,0 +1,183 @@
+"""TaintToleration: a node's NoSchedule/NoExecute taints must be tolerated; fewer untolerated
+PreferNoSchedule taints score higher (upstream
+``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``).
+
+The Filter reason is upstream's v1.35 text ``node(s) had untolerated taint(s)``: since
+kubernetes/kubernetes#134740 (in v1.35, cherry-picked to v1.34) the pod status no longer names
+the taint's key and value, which may be sensitive. Score counts intolerable PreferNoSchedule taints;
+NormalizeScore reverses the default normalisation so a node with none scores 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    find_matching_untolerated_taint,
+    tolerations_tolerate_taint,
+)
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, pod_uid, spec
+from kubesched.plugins import names
+
+from .normalize_score import default_normalize_score, default_normalize_score_batch
+
+PRE_SCORE_STATE_KEY = "PreScore" + names.TAINT_TOLERATION
+#: Upstream v1.35 Filter reason (kubernetes/kubernetes#134740 dropped the taint's key and value).
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
+Taint = Mapping[str, Any]
+Toleration = Mapping[str, Any]
+
+
+def do_not_schedule_taints_filter(taint: Taint) -> bool:
+    """Upstream ``helper.DoNotScheduleTaintsFilterFunc``: only NoSchedule and NoExecute taints."""
+    effect = taint.get("effect")
+    return effect in (NO_SCHEDULE, NO_EXECUTE)
+
+
+def _tolerations_of(pod: Mapping[str, Any]) -> Sequence[Toleration]:
+    t = spec(pod).get("tolerations")
+    return t if isinstance(t, list) else []
+
+
+def _taints_of(node: Mapping[str, Any] | None) -> Sequence[Taint]:
+    t = spec(node or {}).get("taints")
+    return t if isinstance(t, list) else []
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> list[Toleration]:
+    """``getAllTolerationPreferNoSchedule``: tolerations with effect PreferNoSchedule or empty (all)."""
+    return [t for t in tolerations if not t.get("effect") or t.get("effect") == PREFER_NO_SCHEDULE]
+
+
+def count_intolerable_taints_prefer_no_schedule(
+    taints: Sequence[Taint], tolerations: Sequence[Toleration]
+) -> int:
+    return sum(
+        1
+        for taint in taints
+        if taint.get("effect") == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
+    )
+
+
+class _PreScoreState:
+    __slots__ = ("tolerations_prefer_no_schedule",)
+
+    def __init__(self, tolerations: list[Toleration]) -> None:
+        self.tolerations_prefer_no_schedule = tolerations
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class TaintToleration:
+    name = names.TAINT_TOLERATION
+    args_type = None
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    # -- Filter -----------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        taint = find_matching_untolerated_taint(node_info.taints, pod.tolerations, do_not_schedule_taints_filter)
+        if taint is None:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED)
+
+    # -- Score ------------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        tolerations = pod.cache.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            tolerations = pod.cache[PRE_SCORE_STATE_KEY] = prefer_no_schedule_tolerations(pod.tolerations)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tolerations))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            return 0, Status.as_status(
+                KeyError(f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState: not found")
+            )
+        return count_intolerable_taints_prefer_no_schedule(node_info.taints, s.tolerations_prefer_no_schedule), None
+
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+    def normalize_score_batch(
+        self, state: CycleState, pod: PodInfo, scores: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        return default_normalize_score_batch(scores, reverse=True)
+
+    # -- queueing ---------------------------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+
+def _as_object(obj: Any, kind: str) -> Mapping[str, Any] | None:
+    """Upstream ``util.As``: None stays None; anything but an object is an error (-> Queue)."""
+    if obj is None:
+        return None
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"unexpected object type {type(obj).__name__}, want a {kind}")
+    return obj
+
+
+def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Queue only when the node went from having an untolerated NoSchedule/NoExecute taint to none."""
+    modified = _as_object(new, "Node")
+    original = _as_object(old, "Node")
+    tolerations = _tolerations_of(pod)
+    was_untolerated = True
+    if original is not None:
+        was_untolerated = (
+            find_matching_untolerated_taint(_taints_of(original), tolerations, do_not_schedule_taints_filter)
+            is not None
+        )
+    is_untolerated = (
+        find_matching_untolerated_taint(_taints_of(modified), tolerations, do_not_schedule_taints_filter)
+        is not None
+    )
+    if was_untolerated and not is_untolerated:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Only an update of the rejected pod itself that changed its tolerations can help it."""
+    original = _as_object(old, "Pod")
+    modified = _as_object(new, "Pod")
+    if modified is None or pod_uid(modified) != pod_uid(pod):
+        return QueueingHint.QUEUE_SKIP
+    if original is not None and list(_tolerations_of(original)) == list(_tolerations_of(modified)):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
