@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from kubesched.api.quantity import MAX_ALLOWED, QuantityError, int_value, milli_value, parse_quantity
+from kubesched.api.quantity import MAX_ALLOWED, QuantityError, int_value, milli_value, nano_value, parse_quantity
 
 
 def dec(i: int, exponent: int) -> Fraction:
@@ -308,3 +308,15 @@ def test_rejects_non_quantities(value: object) -> None:
 def test_quantity_error_is_value_error() -> None:
     with pytest.raises(ValueError):
         milli_value("1 cpu")
+
+
+@pytest.mark.parametrize(("text", "expected"), PARSE_TABLE, ids=[t for t, _ in PARSE_TABLE])
+def test_every_quantity_is_a_whole_number_of_nanos(text: str, expected: Fraction) -> None:
+    # Upstream keeps scales >= 1e-9 or rounds to 1e-9, so nano_value is exact.
+    assert nano_value(text) == expected * 10**9
+    assert nano_value("-" + text) == -expected * 10**9
+
+
+def test_nano_value_of_numbers() -> None:
+    assert nano_value(2) == 2 * 10**9
+    assert nano_value(0.25) == 250_000_000

@@ -9,8 +9,8 @@ Ports:
   pkg/scheduler/framework/types.go (the non-zero cpu/memory used for scoring);
 * ``IsScalarResourceName`` and friends from pkg/apis/core/v1/helper/helpers.go.
 
-Quantities are summed exactly (as fractions) and converted to integers only at the end, as
-upstream sums ``resource.Quantity`` values before calling ``MilliValue``/``Value``.
+Quantities are summed exactly (as integer nano-units) and converted to milli-CPU/bytes only at
+the end, as upstream sums ``resource.Quantity`` values before calling ``MilliValue``/``Value``.
 
 API defaulting: the API server copies a container's limits into its requests for every
 resource that has a limit but no request, and derives pod-level requests from pod-level
@@ -23,12 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from kubesched.api.errors import InvalidObjectError
-from kubesched.api.quantity import QuantityError, int_value, milli_value, parse_quantity
+from kubesched.api.quantity import QuantityError, int_value, milli_value, nano_value
 from kubesched.api.validation import is_qualified_name
 
 __all__ = [
@@ -66,8 +65,11 @@ _DEFAULT_RESOURCE_REQUESTS_PREFIX = "requests."
 _HUGEPAGES_PREFIX = "hugepages-"
 _ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
 
-# ResourceList as exact values, keyed by resource name (key presence matters upstream).
-_Quantities = dict[str, Fraction]
+# ResourceList as exact values in nano-units (every Kubernetes quantity is a whole number of
+# them), keyed by resource name (key presence matters upstream).
+_Quantities = dict[str, int]
+_NANO = 10**9
+_NANO_PER_MILLI = 10**6
 
 
 # --- resource names -----------------------------------------------------------------------
@@ -122,14 +124,14 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _quantity(value: Any, path: str) -> Fraction:
+def _quantity(value: Any, path: str) -> int:
     """A quantity read from an object, as ``Quantity.UnmarshalJSON`` reads it (surrounding space trimmed)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise InvalidObjectError(path, f"invalid quantity {value!r}")
     if isinstance(value, str) and value != value.strip():
         value = value.strip()
     try:
-        return parse_quantity(value)
+        return nano_value(value)
     except QuantityError as exc:
         raise InvalidObjectError(path, str(exc)) from None
 
@@ -221,17 +223,17 @@ class Resource:
         for name, value in rl.items():
             self._add_quantity(name, _quantity(value, _join(path, name)))
 
-    def _add_quantity(self, name: str, q: Fraction) -> None:
+    def _add_quantity(self, name: str, nanos: int) -> None:
         if name == CPU:
-            self.milli_cpu += _ceil_away(q * 1000)
+            self.milli_cpu += _ceil_away(nanos, _NANO_PER_MILLI)
         elif name == MEMORY:
-            self.memory += _ceil_away(q)
+            self.memory += _ceil_away(nanos, _NANO)
         elif name == EPHEMERAL_STORAGE:
-            self.ephemeral_storage += _ceil_away(q)
+            self.ephemeral_storage += _ceil_away(nanos, _NANO)
         elif name == PODS:
-            self.allowed_pod_number += _ceil_away(q)
+            self.allowed_pod_number += _ceil_away(nanos, _NANO)
         elif is_scalar_resource_name(name):
-            self.scalar_resources[name] = self.scalar_resources.get(name, 0) + _ceil_away(q)
+            self.scalar_resources[name] = self.scalar_resources.get(name, 0) + _ceil_away(nanos, _NANO)
 
     @classmethod
     def from_resource_list(cls, rl: Mapping[str, Any] | None, path: str = "") -> Resource:
@@ -263,13 +265,11 @@ class Resource:
         return res
 
 
-def _ceil_away(value: Fraction) -> int:
-    """Round away from zero, as Quantity.Value/MilliValue do."""
-    n, d = value.numerator, value.denominator
-    if d == 1:
-        return n
-    mag = -(-abs(n) // d)
-    return mag if n > 0 else -mag
+def _ceil_away(nanos: int, unit: int) -> int:
+    """nanos / unit rounded away from zero, as Quantity.Value/MilliValue round."""
+    if nanos >= 0:
+        return -(-nanos // unit)
+    return nanos // unit  # floor is away from zero for negatives
 
 
 # --- pod requests -------------------------------------------------------------------------
@@ -287,12 +287,12 @@ class PodResources:
     non_zero_memory: int
 
 
-def _add_into(into: _Quantities, other: Mapping[str, Fraction]) -> None:
+def _add_into(into: _Quantities, other: Mapping[str, int]) -> None:
     for name, q in other.items():
         into[name] = into.get(name, 0) + q
 
 
-def _max_into(into: _Quantities, other: Mapping[str, Fraction]) -> None:
+def _max_into(into: _Quantities, other: Mapping[str, int]) -> None:
     for name, q in other.items():
         cur = into.get(name)
         if cur is None or q > cur:
@@ -345,7 +345,7 @@ class _Container:
     actuated: _Quantities | None
 
 
-def _apply_non_missing(reqs: Mapping[str, Fraction], non_missing: Mapping[str, Fraction]) -> _Quantities:
+def _apply_non_missing(reqs: Mapping[str, int], non_missing: Mapping[str, int]) -> _Quantities:
     out = dict(reqs)
     for name, q in non_missing.items():
         if name not in reqs:
@@ -356,8 +356,8 @@ def _apply_non_missing(reqs: Mapping[str, Fraction], non_missing: Mapping[str, F
 def _aggregate(
     containers: Sequence[_Container],
     init_containers: Sequence[_Container],
-    pick: Callable[[_Container], Mapping[str, Fraction]],
-    non_missing: Mapping[str, Fraction] | None,
+    pick: Callable[[_Container], Mapping[str, int]],
+    non_missing: Mapping[str, int] | None,
 ) -> _Quantities:
     """Sum of containers and sidecars, at least the peak of any init container's start-up."""
     result: _Quantities = {}
@@ -482,7 +482,7 @@ def _parse_pod(pod: Mapping[str, Any]) -> _ParsedPod:
     )
 
 
-def _pod_requests(parsed: _ParsedPod, non_missing: Mapping[str, Fraction] | None) -> _Quantities:
+def _pod_requests(parsed: _ParsedPod, non_missing: Mapping[str, int] | None) -> _Quantities:
     """PodRequests with UseStatusResources (InPlacePodVerticalScaling is GA) and pod-level resources."""
     cs, ics = parsed.containers, parsed.init_containers
     if not parsed.has_status_resources and not parsed.resize_infeasible:
@@ -520,8 +520,8 @@ def _pod_requests(parsed: _ParsedPod, non_missing: Mapping[str, Fraction] | None
 
 
 _DEFAULT_NON_ZERO: _Quantities = {
-    CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
-    MEMORY: Fraction(DEFAULT_MEMORY_REQUEST),
+    CPU: DEFAULT_MILLI_CPU_REQUEST * _NANO_PER_MILLI,
+    MEMORY: DEFAULT_MEMORY_REQUEST * _NANO,
 }
 
 
@@ -546,8 +546,8 @@ def _compute(pod: Mapping[str, Any]) -> PodResources:
             res._add_quantity(name, q)
     return PodResources(
         requests=res,
-        non_zero_milli_cpu=_ceil_away(non_zero.get(CPU, Fraction(0)) * 1000),
-        non_zero_memory=_ceil_away(non_zero.get(MEMORY, Fraction(0))),
+        non_zero_milli_cpu=_ceil_away(non_zero.get(CPU, 0), _NANO_PER_MILLI),
+        non_zero_memory=_ceil_away(non_zero.get(MEMORY, 0), _NANO),
     )
 
 
