@@ -9,6 +9,7 @@ from kubesched.framework.registry import Registry
 def in_tree_registry() -> Registry:
     from kubesched.plugins import names
     from kubesched.plugins.defaultbinder import DefaultBinder
+    from kubesched.plugins.nodeaffinity import NodeAffinity
     from kubesched.plugins.noderesources import Fit
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
@@ -20,4 +21,5 @@ def in_tree_registry() -> Registry:
     r.register(names.NODE_RESOURCES_FIT, Fit)
     r.register(names.SCHEDULING_GATES, SchedulingGates)
     r.register(names.TAINT_TOLERATION, TaintToleration)
+    r.register(names.NODE_AFFINITY, NodeAffinity)
     return r

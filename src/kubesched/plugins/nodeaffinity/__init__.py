@@ -1,0 +1,5 @@
+"""NodeAffinity."""
+
+from .node_affinity import NodeAffinity
+
+__all__ = ["NodeAffinity"]
