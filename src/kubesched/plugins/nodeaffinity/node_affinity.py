@@ -100,7 +100,7 @@ def pod_preferred_node_affinity(pod: PodInfo) -> PreferredSchedulingTerms | None
     terms_or_none, error = cached
     if error is not None:
         raise error
-    return terms_or_none  # type: ignore[no-any-return]
+    return terms_or_none
 
 
 def _pinned_node_names(terms: Sequence[Any]) -> set[str] | None:
