@@ -1,0 +1,5 @@
+"""NodeName."""
+
+from .node_name import NodeName
+
+__all__ = ["NodeName"]
