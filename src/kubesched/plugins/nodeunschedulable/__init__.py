@@ -1,0 +1,5 @@
+"""NodeUnschedulable."""
+
+from .node_unschedulable import NodeUnschedulable
+
+__all__ = ["NodeUnschedulable"]

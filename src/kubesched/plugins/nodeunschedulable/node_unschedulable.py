@@ -1,0 +1,91 @@
+"""NodeUnschedulable: nodes with ``spec.unschedulable`` reject pods that do not tolerate the
+``node.kubernetes.io/unschedulable:NoSchedule`` taint
+(upstream ``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubesched.api.taints import NO_SCHEDULE, tolerations_tolerate_taint
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo, pod_uid, spec
+from kubesched.plugins import names
+
+#: Upstream ``ErrReasonUnschedulable``.
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+#: ``v1.TaintNodeUnschedulable``
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+_UNSCHEDULABLE_TAINT: Mapping[str, str] = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
+
+
+def tolerates_unschedulable(tolerations: Sequence[Mapping[str, Any]]) -> bool:
+    return tolerations_tolerate_taint(tolerations, _UNSCHEDULABLE_TAINT)
+
+
+def _object(obj: Any, kind: str) -> Mapping[str, Any] | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"unexpected object type {type(obj).__name__}, want a {kind}")
+    return obj
+
+
+class NodeUnschedulable:
+    name = names.NODE_UNSCHEDULABLE
+    args_type = None
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        if not node_info.unschedulable:
+            return None
+        # A pod tolerating the unschedulable taint also tolerates spec.unschedulable.
+        if tolerates_unschedulable(pod.tolerations):
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+
+def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Queue when a node became schedulable, or a schedulable node was added."""
+    original = _object(old, "Node")
+    modified = _object(new, "Node") or {}
+    now = bool(spec(modified).get("unschedulable"))
+    if original is None:
+        return QueueingHint.QUEUE_SKIP if now else QueueingHint.QUEUE
+    if spec(original).get("unschedulable") and not now:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Queue when the rejected pod itself now tolerates the unschedulable taint."""
+    _object(old, "Pod")
+    modified = _object(new, "Pod")
+    if modified is None or pod_uid(modified) != pod_uid(pod):
+        return QueueingHint.QUEUE_SKIP
+    tolerations = spec(modified).get("tolerations")
+    if tolerates_unschedulable(tolerations if isinstance(tolerations, list) else []):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
