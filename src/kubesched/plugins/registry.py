@@ -10,7 +10,10 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins import names
     from kubesched.plugins.defaultbinder import DefaultBinder
     from kubesched.plugins.nodeaffinity import NodeAffinity
+    from kubesched.plugins.nodename import NodeName
+    from kubesched.plugins.nodeports import NodePorts
     from kubesched.plugins.noderesources import Fit
+    from kubesched.plugins.nodeunschedulable import NodeUnschedulable
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
     from kubesched.plugins.tainttoleration import TaintToleration
@@ -22,4 +25,7 @@ def in_tree_registry() -> Registry:
     r.register(names.SCHEDULING_GATES, SchedulingGates)
     r.register(names.TAINT_TOLERATION, TaintToleration)
     r.register(names.NODE_AFFINITY, NodeAffinity)
+    r.register(names.NODE_NAME, NodeName)
+    r.register(names.NODE_PORTS, NodePorts)
+    r.register(names.NODE_UNSCHEDULABLE, NodeUnschedulable)
     return r

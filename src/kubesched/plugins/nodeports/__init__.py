@@ -1,0 +1,5 @@
+"""NodePorts."""
+
+from .node_ports import NodePorts
+
+__all__ = ["NodePorts"]

@@ -1,0 +1,109 @@
+"""NodePorts: the pod's host ports must be free on the node
+(upstream ``pkg/scheduler/framework/plugins/nodeports/node_ports.go``).
+
+Host ports are those of containers and of restartable (sidecar) init containers with a
+``hostPort`` (``util.GetHostPorts``), parsed once per pod in ``PodInfo.host_ports``; a node's used
+ports are kept in ``NodeInfo.used_ports``. ``0.0.0.0`` conflicts with every IP of the same
+protocol and port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubesched.framework.cycle_state import CycleState, StateNotFoundError
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import HostPortInfo, NodeInfo, PodInfo, PreFilterResult, spec
+from kubesched.plugins import names
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_PORTS
+#: Upstream ``ErrReason``.
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+
+HostPort = tuple[str, str, int]
+
+
+class _PreFilterState:
+    __slots__ = ("ports",)
+
+    def __init__(self, ports: list[HostPort]) -> None:
+        self.ports = ports
+
+    def clone(self) -> _PreFilterState:
+        # Not affected by adding or removing pods.
+        return self
+
+
+def fits_ports(want: Sequence[HostPort], ports_in_use: HostPortInfo) -> bool:
+    """Upstream ``fitsPorts``: no wanted (ip, protocol, port) conflicts with a used one."""
+    return not any(ports_in_use.check_conflict(ip, proto, port) for ip, proto, port in want)
+
+
+def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
+    """Upstream ``Fits``."""
+    return fits_ports(pod.host_ports, node_info.used_ports)
+
+
+class NodePorts:
+    name = names.NODE_PORTS
+    args_type = None
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        pass
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        ports = pod.host_ports
+        if not ports:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(ports))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            return Status.as_status(StateNotFoundError(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState"))
+        if not fits_ports(s.ports, node_info.used_ports):
+            return Status(Code.UNSCHEDULABLE, ERR_REASON)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            # Container ports are immutable, so pod updates are not registered.
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
+        ]
+
+
+def is_schedulable_after_pod_deleted(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Queue only if the deleted pod was placed (or nominated) and held a port this pod wants."""
+    if not isinstance(old, Mapping):
+        raise TypeError(f"unexpected object type {type(old).__name__}, want a Pod")
+    status = old.get("status")
+    nominated = status.get("nominatedNodeName") if isinstance(status, Mapping) else ""
+    if not spec(old).get("nodeName") and not nominated:
+        return QueueingHint.QUEUE_SKIP
+    deleted_ports = PodInfo(dict(old)).host_ports
+    if not deleted_ports:
+        return QueueingHint.QUEUE_SKIP
+    in_use = HostPortInfo()
+    for ip, proto, port in deleted_ports:
+        in_use.add(ip, proto, port)
+    if fits_ports(PodInfo(dict(pod)).host_ports, in_use):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
+
+
+__all__ = ["ERR_REASON", "NodePorts", "fits", "fits_ports", "is_schedulable_after_pod_deleted"]
