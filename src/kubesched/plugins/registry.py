@@ -9,6 +9,7 @@ from kubesched.framework.registry import Registry
 def in_tree_registry() -> Registry:
     from kubesched.plugins import names
     from kubesched.plugins.defaultbinder import DefaultBinder
+    from kubesched.plugins.interpodaffinity import InterPodAffinity
     from kubesched.plugins.nodeaffinity import NodeAffinity
     from kubesched.plugins.nodename import NodeName
     from kubesched.plugins.nodeports import NodePorts
@@ -28,4 +29,5 @@ def in_tree_registry() -> Registry:
     r.register(names.NODE_NAME, NodeName)
     r.register(names.NODE_PORTS, NodePorts)
     r.register(names.NODE_UNSCHEDULABLE, NodeUnschedulable)
+    r.register(names.INTER_POD_AFFINITY, InterPodAffinity)
     return r

@@ -1,0 +1,88 @@
+"""Namespace labels for ``namespaceSelector``, read at most once per scheduling cycle.
+
+Upstream reads namespaces from an informer lister; we ask the handle's client, which may be a
+real API list. So the list is taken lazily (many cycles never need it) and shared by PreFilter
+and PreScore of the same cycle through CycleState.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kubesched.api.labels import Selector
+from kubesched.framework.cycle_state import CycleState
+from kubesched.plugins import names
+
+STATE_KEY = "Namespaces" + names.INTER_POD_AFFINITY
+
+
+class NamespaceIndex:
+    """Namespace name -> labels, listed from the cluster on first use."""
+
+    __slots__ = ("_handle", "_labels")
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+        self._labels: dict[str, Mapping[str, str]] | None = None
+
+    def clone(self) -> NamespaceIndex:
+        return self
+
+    def _load(self) -> dict[str, Mapping[str, str]]:
+        if self._labels is None:
+            out: dict[str, Mapping[str, str]] = {}
+            client = getattr(self._handle, "client", None)
+            objs: list[dict[str, Any]] = client().list_objects("v1", "Namespace") if callable(client) else []
+            for ns in objs:
+                meta = ns.get("metadata") or {}
+                labels = meta.get("labels")
+                out[str(meta.get("name", ""))] = labels if isinstance(labels, Mapping) else {}
+            self._labels = out
+        return self._labels
+
+    def labels_of(self, namespace: str) -> Mapping[str, str]:
+        """Labels of ``namespace``; a namespace that does not exist has none (upstream logs and goes on)."""
+        return _LazyLabels(self, namespace)
+
+    def select(self, selector: Selector) -> frozenset[str]:
+        """Names of the namespaces whose labels ``selector`` matches (``nsLister.List(selector)``)."""
+        return frozenset(name for name, labels in self._load().items() if selector.matches(labels))
+
+
+class _LazyLabels(Mapping[str, str]):
+    """A namespace's labels, fetched only if a selector actually looks at them."""
+
+    __slots__ = ("_index", "_namespace", "_value")
+
+    def __init__(self, index: NamespaceIndex, namespace: str) -> None:
+        self._index = index
+        self._namespace = namespace
+        self._value: Mapping[str, str] | None = None
+
+    def _get(self) -> Mapping[str, str]:
+        if self._value is None:
+            self._value = self._index._load().get(self._namespace, {})
+        return self._value
+
+    def __getitem__(self, key: str) -> str:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._get()
+
+
+def namespace_index(state: CycleState, handle: Any) -> NamespaceIndex:
+    """The cycle's namespace index, created on first request."""
+    idx = state.get(STATE_KEY)
+    if isinstance(idx, NamespaceIndex):
+        return idx
+    idx = NamespaceIndex(handle)
+    state.write(STATE_KEY, idx)
+    return idx

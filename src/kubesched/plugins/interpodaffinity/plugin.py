@@ -1,0 +1,277 @@
+"""InterPodAffinity: required and preferred pod (anti-)affinity
+(upstream ``pkg/scheduler/framework/plugins/interpodaffinity/{plugin,filtering,scoring}.go``, v1.35).
+
+Filter reasons and codes are upstream's: a node failing the incoming pod's affinity is
+UnschedulableAndUnresolvable ("node(s) didn't match pod affinity rules"): preemption removes pods,
+it cannot add the pods affinity needs. Anti-affinity failures, the pod's own and existing pods',
+are Unschedulable since evicting the offending pods can help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubesched.config.plugin_args import InterPodAffinityArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.plugins import names
+
+from .filtering import (
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    PreFilterState,
+    pod_matches_all_terms,
+)
+from .namespaces import NamespaceIndex, namespace_index
+from .scoring import PreScoreState, normalize
+from .terms import AffinityTerm, WeightedAffinityTerm, parse_pod_affinity_terms, pod_affinity_terms
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
+PRE_SCORE_STATE_KEY = "PreScore" + names.INTER_POD_AFFINITY
+
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _unroll(term: AffinityTerm, namespaces: NamespaceIndex) -> AffinityTerm:
+    """Upstream ``mergeAffinityTermNamespacesIfNotEmpty``: an incoming pod's namespaceSelector is
+    replaced by the namespaces it selects now, so matching existing pods needs no label lookups.
+    An empty selector (all namespaces) stays as is; an absent one (labels.Nothing) adds nothing."""
+    sel = term.namespace_selector
+    if sel.empty or sel.nothing:
+        return term
+    return term.with_namespaces(namespaces.select(sel))
+
+
+def _unroll_weighted(
+    terms: Sequence[WeightedAffinityTerm], namespaces: NamespaceIndex
+) -> tuple[WeightedAffinityTerm, ...]:
+    return tuple(WeightedAffinityTerm(_unroll(w.term, namespaces), w.weight) for w in terms)
+
+
+class InterPodAffinity:
+    name = names.INTER_POD_AFFINITY
+    args_type = InterPodAffinityArgs
+
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Any) -> None:
+        self.args = args or InterPodAffinityArgs()
+        errs = self.args.validate()
+        if errs:
+            raise ValueError("; ".join(str(e) for e in errs))
+        self.handle = handle
+
+    def _snapshot(self) -> Any:
+        return self.handle.snapshot_shared_lister()
+
+    # ------------------------------------------------------------------------------------------
+    # PreFilter / Filter
+    # ------------------------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        terms = pod_affinity_terms(pod)
+        if terms.error:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
+        snapshot = self._snapshot()
+        namespaces = namespace_index(state, self.handle)
+        affinity = tuple(_unroll(t, namespaces) for t in terms.required_affinity)
+        anti_affinity = tuple(_unroll(t, namespaces) for t in terms.required_anti_affinity)
+        s = PreFilterState(pod, affinity, anti_affinity, namespaces.labels_of(pod.namespace))
+        s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list())
+        if not s.existing_anti_affinity_counts and not affinity and not anti_affinity:
+            return None, Status(Code.SKIP)
+        s.count_incoming(snapshot.list())
+        s.matches_own_affinity = pod_matches_all_terms(affinity, pod)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_add, node_info.labels, 1)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_remove, node_info.labels, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        labels = node_info.labels
+        if not s.satisfies_pod_affinity(labels):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        if not s.satisfies_pod_anti_affinity(labels):
+            return Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        if not s.satisfies_existing_pods_anti_affinity(labels):
+            return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # PreScore / Score / NormalizeScore
+    # ------------------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        affinity = pod.affinity
+        pa, paa = affinity.get("podAffinity"), affinity.get("podAntiAffinity")
+        has_constraints = bool(
+            (isinstance(pa, Mapping) and pa.get(_PREFERRED)) or (isinstance(paa, Mapping) and paa.get(_PREFERRED))
+        )
+        # Without preferences of its own, the pod only needs existing pods' terms scored; the
+        # option skips even those (upstream ignorePreferredTermsOfExistingPods).
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status(Code.SKIP)
+        snapshot = self._snapshot()
+        all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list()
+        terms = pod_affinity_terms(pod)
+        if terms.error:
+            return Status(Code.ERROR, f"failed to parse pod: {terms.error}")
+        namespaces = namespace_index(state, self.handle)
+        s = PreScoreState(
+            pod,
+            _unroll_weighted(terms.preferred_affinity, namespaces),
+            _unroll_weighted(terms.preferred_anti_affinity, namespaces),
+            namespaces.labels_of(pod.namespace),
+            self.args.hard_pod_affinity_weight,
+        )
+        s.process_nodes(all_nodes, has_constraints)
+        if not s.matched:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = _pre_score_state(state)
+        if isinstance(s, Status):
+            return 0, s
+        return s.score(node_info.labels), None
+
+    def score_extensions(self) -> InterPodAffinity:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        s = _pre_score_state(state)
+        if isinstance(s, Status):
+            return s
+        if s.topology_score:
+            normalize(scores)
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # EnqueueExtensions
+    # ------------------------------------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Node updates: QueueingHints are on in v1.35, so the preCheck workaround of also
+        # registering UpdateNodeTaint is gone.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                is_schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                is_schedulable_after_node_change,
+            ),
+        ]
+
+
+def _pre_filter_state(state: CycleState) -> PreFilterState | Status:
+    """The PreFilter state, or upstream's Error when PreFilter did not run."""
+    s = state.get(PRE_FILTER_STATE_KEY)
+    if isinstance(s, PreFilterState):
+        return s
+    return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+
+
+def _pre_score_state(state: CycleState) -> PreScoreState | Status:
+    s = state.get(PRE_SCORE_STATE_KEY)
+    if isinstance(s, PreScoreState):
+        return s
+    return Status(Code.ERROR, f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+
+
+# ----------------------------------------------------------------------------------------------
+# Queueing hints (plugin.go isSchedulableAfterPodChange / isSchedulableAfterNodeChange)
+# ----------------------------------------------------------------------------------------------
+def _node_name(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("spec") or {}).get("nodeName") or "")
+
+
+def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
+    labels = ((obj or {}).get("metadata") or {}).get("labels")
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def is_schedulable_after_pod_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """An assigned pod was added, relabelled or deleted: does it matter to ``pod``'s terms?"""
+    target = PodInfo(dict(pod))
+    if new is not None and PodInfo(new).uid == target.uid:
+        # The pending pod itself was relabelled: it may now match its own affinity terms.
+        return QueueingHint.QUEUE
+    if (new is not None and not _node_name(new)) or (old is not None and not _node_name(old)):
+        return QueueingHint.QUEUE_SKIP
+    terms = parse_pod_affinity_terms(target.namespace, target.affinity)
+    if terms.error:
+        return QueueingHint.QUEUE
+    aff, anti = terms.required_affinity, terms.required_anti_affinity
+    if new is not None and old is not None:
+        before, after = PodInfo(old), PodInfo(new)
+        if not pod_matches_all_terms(aff, before) and pod_matches_all_terms(aff, after):
+            return QueueingHint.QUEUE
+        if pod_matches_all_terms(anti, before) and not pod_matches_all_terms(anti, after):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+    if new is not None:
+        return QueueingHint.QUEUE if pod_matches_all_terms(aff, PodInfo(new)) else QueueingHint.QUEUE_SKIP
+    if old is None:
+        return QueueingHint.QUEUE
+    deleted = PodInfo(old)
+    if pod_matches_all_terms(anti, deleted):
+        return QueueingHint.QUEUE
+    # The deleted pod's own anti-affinity may have been what kept ``pod`` out (kubernetes#134393).
+    # Its namespace selector would need the target namespace's labels, so count any selector as a match.
+    for t in pod_affinity_terms(deleted).required_anti_affinity:
+        if (target.namespace in t.namespaces or not t.namespace_selector.nothing) and t.selector.matches(
+            target.labels
+        ):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """A node was added or relabelled: can its topology values change what the pod's terms see?"""
+    if new is None:
+        return QueueingHint.QUEUE
+    target = PodInfo(dict(pod))
+    terms = parse_pod_affinity_terms(target.namespace, target.affinity)
+    if terms.error:
+        return QueueingHint.QUEUE
+    new_labels, old_labels = _labels(new), _labels(old) if old is not None else None
+    for t in terms.required_affinity:
+        after = new_labels.get(t.topology_key)
+        if old_labels is None:
+            if after is not None:
+                return QueueingHint.QUEUE
+            continue
+        before = old_labels.get(t.topology_key)
+        if after is not None and (before is None or before != after):
+            return QueueingHint.QUEUE
+    for t in terms.required_anti_affinity:
+        if old_labels is None:
+            return QueueingHint.QUEUE
+        before, after = old_labels.get(t.topology_key), new_labels.get(t.topology_key)
+        if before is not None and (after is None or before != after):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP

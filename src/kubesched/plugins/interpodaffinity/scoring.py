@@ -1,0 +1,87 @@
+"""InterPodAffinity PreScore/Score/NormalizeScore state (upstream ``interpodaffinity/scoring.go``).
+
+PreScore sums, per topology value, the weights of every preferred term (the incoming pod's and
+the existing pods') and of existing pods' required affinity terms (``hardPodAffinityWeight``)
+that match; Score then adds up the node's topology values, O(topology keys) per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.types import NodeInfo, NodeScore, PodInfo
+
+from .terms import AffinityTerm, WeightedAffinityTerm, pod_affinity_terms
+
+__all__ = ["PreScoreState", "normalize"]
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    pod: PodInfo
+    #: The incoming pod's preferred terms with namespaceSelector unrolled into namespaces.
+    preferred_affinity: tuple[WeightedAffinityTerm, ...]
+    preferred_anti_affinity: tuple[WeightedAffinityTerm, ...]
+    namespace_labels: Mapping[str, str]
+    hard_pod_affinity_weight: int
+    #: topologyKey -> topology value -> summed weight.
+    topology_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Whether any term matched anywhere (upstream skips scoring otherwise).
+    matched: bool = False
+
+    def clone(self) -> PreScoreState:
+        return self
+
+    def _process_term(
+        self, term: AffinityTerm, weight: int, pod: PodInfo, ns_labels: Mapping[str, str] | None,
+        node_labels: Mapping[str, str],
+    ) -> None:
+        if term.matches(pod, ns_labels):
+            value = node_labels.get(term.topology_key)
+            if value is not None:
+                self.matched = True
+                inner = self.topology_score.setdefault(term.topology_key, {})
+                inner[value] = inner.get(value, 0) + weight
+
+    def process_nodes(self, nodes: Iterable[NodeInfo], all_pods: bool) -> None:
+        """Every existing pod (or, without incoming preferences, every pod with affinity)."""
+        incoming, ns_labels = self.pod, self.namespace_labels
+        hard = self.hard_pod_affinity_weight
+        for ni in nodes:
+            labels = ni.labels
+            if not labels:
+                continue
+            for existing in ni.pods if all_pods else ni.pods_with_affinity:
+                for w in self.preferred_affinity:
+                    self._process_term(w.term, w.weight, existing, None, labels)
+                for w in self.preferred_anti_affinity:
+                    self._process_term(w.term, -w.weight, existing, None, labels)
+                terms = pod_affinity_terms(existing)
+                if hard > 0:
+                    for t in terms.required_affinity:
+                        self._process_term(t, hard, incoming, ns_labels, labels)
+                for w in terms.preferred_affinity:
+                    self._process_term(w.term, w.weight, incoming, ns_labels, labels)
+                for w in terms.preferred_anti_affinity:
+                    self._process_term(w.term, -w.weight, incoming, ns_labels, labels)
+
+    def score(self, node_labels: Mapping[str, str]) -> int:
+        total = 0
+        for key, values in self.topology_score.items():
+            value = node_labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total
+
+
+def normalize(scores: list[NodeScore]) -> None:
+    """Min-max scaling to [0, 100], truncated as Go's int64(float64) conversion."""
+    if not scores:
+        return
+    lo = min(s.score for s in scores)
+    hi = max(s.score for s in scores)
+    diff = hi - lo
+    for s in scores:
+        s.score = int(float(MAX_NODE_SCORE) * ((s.score - lo) / diff)) if diff > 0 else 0

@@ -1,0 +1,176 @@
+"""Parsed pod (anti-)affinity terms (upstream ``AffinityTerm`` in ``pkg/scheduler/framework/types.go``).
+
+A pod's four term lists are parsed once and cached on its ``PodInfo``: every cycle that looks at
+an existing pod's terms, and every node that checks them, reuses that parse.
+
+``matchLabelKeys``/``mismatchLabelKeys`` (KEP-3633, GA in v1.33) are not read here, exactly as in
+kube-scheduler: kube-apiserver merges them into ``labelSelector`` when the pod is created
+(``mutatePodAffinity`` in ``pkg/registry/core/pod/strategy.go``). :func:`apply_match_label_keys`
+is that admission step, for backends that create pods without an API server.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.errors import InvalidObjectError
+from kubesched.api.labels import Selector, selector_from_label_selector
+from kubesched.framework.types import PodInfo
+from kubesched.plugins import names
+
+__all__ = [
+    "AffinityTerm",
+    "PodAffinityTerms",
+    "WeightedAffinityTerm",
+    "apply_match_label_keys",
+    "parse_pod_affinity_terms",
+    "pod_affinity_terms",
+]
+
+_EMPTY: Mapping[str, str] = {}
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_NOTHING = Selector.nothing_selector()
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """One ``PodAffinityTerm``: which pods (namespaces + selector) in which topology domain."""
+
+    namespaces: frozenset[str]
+    selector: Selector
+    topology_key: str
+    #: ``labels.Nothing()`` when the term has no namespaceSelector.
+    namespace_selector: Selector
+
+    def matches(self, pod: PodInfo, ns_labels: Mapping[str, str] | None) -> bool:
+        """Upstream ``AffinityTerm.Matches``: namespace listed or namespace labels selected, then labels."""
+        if pod.namespace in self.namespaces or self.namespace_selector.matches(ns_labels or _EMPTY):
+            return self.selector.matches(pod.labels)
+        return False
+
+    def with_namespaces(self, extra: frozenset[str]) -> AffinityTerm:
+        """The term with ``extra`` namespaces unrolled in and no namespace selector left."""
+        return AffinityTerm(self.namespaces | extra, self.selector, self.topology_key, _NOTHING)
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedAffinityTerm:
+    term: AffinityTerm
+    weight: int
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerms:
+    """A pod's required and preferred (anti-)affinity terms; ``error`` is upstream's parse error text.
+
+    As upstream (``PodInfo.Update``), a list that fails to parse is empty and the others are kept.
+    """
+
+    required_affinity: tuple[AffinityTerm, ...] = ()
+    required_anti_affinity: tuple[AffinityTerm, ...] = ()
+    preferred_affinity: tuple[WeightedAffinityTerm, ...] = ()
+    preferred_anti_affinity: tuple[WeightedAffinityTerm, ...] = ()
+    error: str = ""
+
+
+_NO_TERMS = PodAffinityTerms()
+
+
+def _new_term(namespace: str, raw: Mapping[str, Any]) -> AffinityTerm:
+    selector = selector_from_label_selector(raw.get("labelSelector"))
+    ns_list = raw.get("namespaces") or []
+    ns_selector_raw = raw.get("namespaceSelector")
+    if not ns_list and ns_selector_raw is None:
+        namespaces = frozenset((namespace,))
+    else:
+        namespaces = frozenset(str(n) for n in ns_list)
+    ns_selector = selector_from_label_selector(ns_selector_raw)
+    return AffinityTerm(namespaces, selector, str(raw.get("topologyKey") or ""), ns_selector)
+
+
+def _terms(namespace: str, raw: Any) -> tuple[AffinityTerm, ...]:
+    if not isinstance(raw, Sequence):
+        return ()
+    return tuple(_new_term(namespace, t if isinstance(t, Mapping) else {}) for t in raw)
+
+
+def _weighted(namespace: str, raw: Any) -> tuple[WeightedAffinityTerm, ...]:
+    if not isinstance(raw, Sequence):
+        return ()
+    out: list[WeightedAffinityTerm] = []
+    for t in raw:
+        t = t if isinstance(t, Mapping) else {}
+        term = t.get("podAffinityTerm")
+        weight = t.get("weight")
+        out.append(WeightedAffinityTerm(
+            _new_term(namespace, term if isinstance(term, Mapping) else {}),
+            weight if isinstance(weight, int) else 0,
+        ))
+    return tuple(out)
+
+
+def parse_pod_affinity_terms(namespace: str, affinity: Mapping[str, Any]) -> PodAffinityTerms:
+    """Parse ``spec.affinity``'s pod (anti-)affinity of a pod in ``namespace`` (no caching)."""
+    pa = affinity.get("podAffinity")
+    paa = affinity.get("podAntiAffinity")
+    pa = pa if isinstance(pa, Mapping) else _EMPTY
+    paa = paa if isinstance(paa, Mapping) else _EMPTY
+    if not pa and not paa:
+        return _NO_TERMS
+    errors: list[str] = []
+    parsed: list[Any] = []
+    for label, fn, raw in (
+        ("requiredAffinityTerms", _terms, pa.get(_REQUIRED)),
+        ("requiredAntiAffinityTerms", _terms, paa.get(_REQUIRED)),
+        ("preferredAffinityTerms", _weighted, pa.get(_PREFERRED)),
+        ("preferredAntiAffinityTerms", _weighted, paa.get(_PREFERRED)),
+    ):
+        try:
+            parsed.append(fn(namespace, raw))
+        except InvalidObjectError as err:
+            errors.append(f"{label}: {err}")
+            parsed.append(())
+    # utilerrors.NewAggregate: the lone message, or "[a, b]".
+    error = errors[0] if len(errors) == 1 else ("[" + ", ".join(errors) + "]" if errors else "")
+    return PodAffinityTerms(parsed[0], parsed[1], parsed[2], parsed[3], error)
+
+
+def pod_affinity_terms(pod: PodInfo) -> PodAffinityTerms:
+    """The pod's parsed terms, cached on the PodInfo (they only change with a new pod object)."""
+    cached = pod.cache.get(names.INTER_POD_AFFINITY)
+    if isinstance(cached, PodAffinityTerms):
+        return cached
+    terms = parse_pod_affinity_terms(pod.namespace, pod.affinity) if pod.has_affinity else _NO_TERMS
+    pod.cache[names.INTER_POD_AFFINITY] = terms
+    return terms
+
+
+def apply_match_label_keys(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """kube-apiserver's pod-creation mutation for ``matchLabelKeys``/``mismatchLabelKeys``.
+
+    Returns a copy of ``pod`` where every pod (anti-)affinity term with a labelSelector gets
+    ``key In (value)`` per matchLabelKey and ``key NotIn (value)`` per mismatchLabelKey whose key
+    the pod carries (``applyMatchLabelKeysAndMismatchLabelKeys``). A term without a labelSelector
+    is left alone: it selects nothing anyway.
+    """
+    out = copy.deepcopy(dict(pod))
+    labels = (out.get("metadata") or {}).get("labels") or {}
+    affinity = (out.get("spec") or {}).get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = affinity.get(kind) or {}
+        terms = list(section.get(_REQUIRED) or [])
+        terms += [w.get("podAffinityTerm") or {} for w in section.get(_PREFERRED) or []]
+        for term in terms:
+            sel = term.get("labelSelector")
+            if sel is None or not (term.get("matchLabelKeys") or term.get("mismatchLabelKeys")):
+                continue
+            exprs = sel.setdefault("matchExpressions", [])
+            for keys, op in ((term.get("matchLabelKeys") or [], "In"), (term.get("mismatchLabelKeys") or [], "NotIn")):
+                for key in keys:
+                    if key in labels:
+                        exprs.append({"key": key, "operator": op, "values": [labels[key]]})
+    return out
