@@ -13,7 +13,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.nodeaffinity import NodeAffinity
     from kubesched.plugins.nodename import NodeName
     from kubesched.plugins.nodeports import NodePorts
-    from kubesched.plugins.noderesources import Fit
+    from kubesched.plugins.noderesources import BalancedAllocation, Fit
     from kubesched.plugins.nodeunschedulable import NodeUnschedulable
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
@@ -30,4 +30,5 @@ def in_tree_registry() -> Registry:
     r.register(names.NODE_PORTS, NodePorts)
     r.register(names.NODE_UNSCHEDULABLE, NodeUnschedulable)
     r.register(names.INTER_POD_AFFINITY, InterPodAffinity)
+    r.register(names.NODE_RESOURCES_BALANCED_ALLOCATION, BalancedAllocation)
     return r

@@ -1,5 +1,6 @@
 """NodeResourcesFit and NodeResourcesBalancedAllocation."""
 
+from .balanced_allocation import BalancedAllocation
 from .fit import Fit
 
-__all__ = ["Fit"]
+__all__ = ["BalancedAllocation", "Fit"]

@@ -1,9 +1,11 @@
-"""NodeResourcesFit: does the node have room for the pod's requests?
+"""NodeResourcesFit: does the node have room for the pod's requests, and how well does it fit?
 (upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go``).
 
 Filter keeps every failure reason ("Insufficient cpu", "Too many pods", ...); a request larger
 than the node's whole allocatable is UnschedulableAndUnresolvable, since preemption cannot help.
-The batch form evaluates all nodes from the snapshot's columnar table at once.
+Score follows the configured ``scoringStrategy``: LeastAllocated (default), MostAllocated or
+RequestedToCapacityRatio, over the configured resources and weights (resource_allocation.py).
+Both Filter and Score have batch forms that evaluate all nodes from the snapshot's columnar table.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.resources import Resource, is_extended_resource_name
-from kubesched.config.plugin_args import NodeResourcesFitArgs
+from kubesched.config.errors import ConfigError
+from kubesched.config.plugin_args import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+)
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.snapshot import Snapshot
@@ -24,7 +32,16 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
+from .least_allocated import least_resource_batch_scorer, least_resource_scorer
+from .most_allocated import most_resource_batch_scorer, most_resource_scorer
+from .requested_to_capacity_ratio import (
+    requested_to_capacity_ratio_batch_scorer,
+    requested_to_capacity_ratio_scorer,
+)
+from .resource_allocation import I64, ResourceAllocationScorer, ResourcesNotFoundError
+
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
+PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
 
 
 @dataclass(slots=True)
@@ -33,6 +50,32 @@ class _PreFilterState:
 
     def clone(self) -> _PreFilterState:
         return self
+
+
+@dataclass(slots=True)
+class _PreScoreState:
+    #: The pod's request for each configured resource, in the configured order.
+    pod_requests: list[int]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def build_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
+    """Upstream ``nodeResourceStrategyTypeMap``: the scorer for the configured strategy."""
+    strategy = args.scoring_strategy
+    resources = list(strategy.resources)
+    if strategy.type == LEAST_ALLOCATED:
+        scorer, batch = least_resource_scorer(resources), least_resource_batch_scorer(resources)
+    elif strategy.type == MOST_ALLOCATED:
+        scorer, batch = most_resource_scorer(resources), most_resource_batch_scorer(resources)
+    elif strategy.type == REQUESTED_TO_CAPACITY_RATIO and strategy.requested_to_capacity_ratio is not None:
+        shape = strategy.requested_to_capacity_ratio.shape
+        scorer = requested_to_capacity_ratio_scorer(resources, shape)
+        batch = requested_to_capacity_ratio_batch_scorer(resources, shape)
+    else:
+        raise ValueError(f"scoring strategy {strategy.type} is not supported")
+    return ResourceAllocationScorer(strategy.type, resources, scorer, batch, use_requested=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +95,10 @@ class Fit:
     def __init__(self, args: NodeResourcesFitArgs | None, handle: Any) -> None:
         self.args = args or NodeResourcesFitArgs()
         self.handle = handle
+        errs = self.args.validate()
+        if errs:
+            raise ConfigError(errs)
+        self.scorer = build_scorer(self.args)
         self.ignored_resources = set(self.args.ignored_resources)
         self.ignored_resource_groups = set(self.args.ignored_resource_groups)
 
@@ -107,10 +154,36 @@ class Fit:
         return name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        pod_actions = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
+        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, pod_actions)),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions)),
         ]
+
+    # -- PreScore / Score -------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.scorer.pod_requests(pod)))
+        return None
+
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        # Without PreScore (disabled) compute here; it is memoised on the pod anyway.
+        return s.pod_requests if isinstance(s, _PreScoreState) else self.scorer.pod_requests(pod)
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        try:
+            return self.scorer.score(node_info, self._pod_requests(state, pod)), None
+        except ResourcesNotFoundError as err:
+            return 0, Status(Code.ERROR, str(err))
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> I64:
+        return self.scorer.score_batch(snapshot.table, indices, self._pod_requests(state, pod))
+
+    def score_extensions(self) -> None:
+        return None
 
 
 def fits_request(

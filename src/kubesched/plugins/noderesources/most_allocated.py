@@ -1,0 +1,50 @@
+"""MostAllocated: favours nodes with more requested capacity (bin packing)
+(upstream ``pkg/scheduler/framework/plugins/noderesources/most_allocated.go``).
+
+Per resource ``min(requested, capacity) * 100 / capacity``: requested may exceed capacity because
+pods without requests count the non-zero defaults. Weight-averaged in integer arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kubesched.config.plugin_args import ResourceSpec
+from kubesched.framework.interfaces import MAX_NODE_SCORE
+
+from .resource_allocation import I64, BatchScorer, Scorer, weighted_mean
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    return min(requested, capacity) * MAX_NODE_SCORE // capacity
+
+
+def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    weights = [r.weight for r in resources]
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, alloc, w in zip(requested, allocatable, weights, strict=True):
+            if alloc == 0:
+                continue
+            node_score += most_requested_score(req, alloc) * w
+            weight_sum += w
+        return node_score // weight_sum if weight_sum else 0
+
+    return score
+
+
+def most_resource_batch_scorer(resources: Sequence[ResourceSpec]) -> BatchScorer:
+    weights = np.array([r.weight for r in resources], dtype=np.int64)
+
+    def score(requested: I64, allocatable: I64) -> I64:
+        include = allocatable != 0
+        safe = np.where(include, allocatable, 1)
+        per = np.minimum(requested, allocatable) * MAX_NODE_SCORE // safe
+        return weighted_mean(np.where(include, per, 0), weights, include)
+
+    return score
