@@ -52,11 +52,14 @@ def node_specs(trace: Trace) -> list[NodeSpec]:
     return [NodeSpec(n.name, n.cpu_milli, n.memory_mib * MIB, n.gpu, n.model) for n in trace.nodes]
 
 
-def discrete_curve(arrived: IntArray, values: FloatArray, total_gpus: int, decimals: int = 2) -> FloatArray:
+def discrete_curve(
+    arrived: IntArray, values: FloatArray, total_gpus: int, decimals: int | None = 2
+) -> FloatArray:
     """Columns 0..130 of the published CSVs (experiments/analysis/merge_alloc_discrete.py).
 
     Each event's arrived % is rounded to an integer (half to even); column k averages the events at
-    k %, or those within k±1 % when none is at k (NaN if none either), rounded to ``decimals``.
+    k %, or those within k±1 % when none is at k (NaN if none either), rounded to ``decimals``
+    (the allocation file rounds the mean, the fragmentation-ratio file does not: ``None``).
     """
     arrive = np.round(arrived / total_gpus / 10, 0)
     out = np.full(131, np.nan)
@@ -66,7 +69,8 @@ def discrete_curve(arrived: IntArray, values: FloatArray, total_gpus: int, decim
             sel = values[(arrive >= k - 1) & (arrive <= k + 1)]
             if len(sel) == 0:
                 continue
-        out[k] = np.round(sel.mean(), decimals)
+        mean = sel.mean()
+        out[k] = mean if decimals is None else np.round(mean, decimals)
     return out
 
 
@@ -103,12 +107,13 @@ class ReplayResult:
         return discrete_curve(self.arrived, alloc, self.total_gpus)
 
     def fragmentation_ratio_curve(self) -> FloatArray:
-        """Fragmented share (%) of idle GPU milli at arrived workload 0..130 %."""
+        """Fragmented share (%) of idle GPU milli at arrived workload 0..130 %: each event's ratio
+        rounded to 2 decimals, the column means unrounded (analysis_frag_ratio_discrete.csv)."""
         idle = (self.total_gpu_milli - self.used).astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(idle > 0, self.fragmentation / idle * 100, 0.0)
         rounded: FloatArray = np.round(ratio, 2).astype(np.float64)
-        return discrete_curve(self.arrived, rounded, self.total_gpus)
+        return discrete_curve(self.arrived, rounded, self.total_gpus, decimals=None)
 
     def summary(self, points: Sequence[int] = REPORT_POINTS) -> dict[str, object]:
         alloc = self.allocation_curve()
