@@ -9,6 +9,7 @@ from kubesched.framework.registry import Registry
 def in_tree_registry() -> Registry:
     from kubesched.plugins import names
     from kubesched.plugins.defaultbinder import DefaultBinder
+    from kubesched.plugins.imagelocality import ImageLocality
     from kubesched.plugins.interpodaffinity import InterPodAffinity
     from kubesched.plugins.nodeaffinity import NodeAffinity
     from kubesched.plugins.nodename import NodeName
@@ -31,4 +32,5 @@ def in_tree_registry() -> Registry:
     r.register(names.NODE_UNSCHEDULABLE, NodeUnschedulable)
     r.register(names.INTER_POD_AFFINITY, InterPodAffinity)
     r.register(names.NODE_RESOURCES_BALANCED_ALLOCATION, BalancedAllocation)
+    r.register(names.IMAGE_LOCALITY, ImageLocality)
     return r

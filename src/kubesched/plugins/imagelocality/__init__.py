@@ -1,0 +1,5 @@
+"""ImageLocality."""
+
+from .image_locality import ImageLocality
+
+__all__ = ["ImageLocality"]
