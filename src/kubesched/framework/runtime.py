@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -44,7 +45,15 @@ from .interfaces import (
 )
 from .registry import Registry
 from .status import Code, Status, StatusLike
-from .types import NodeInfo, NodeScore, PodInfo, PostFilterResult, PreFilterResult, QueuedPodInfo
+from .types import (
+    NodeInfo,
+    NodeScore,
+    NominatingMode,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 log = logging.getLogger("kubesched.framework")
@@ -71,6 +80,21 @@ _REQUEUE_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
 
 class FrameworkError(ValueError):
     """A profile that cannot be built (unknown plugin, duplicate, missing QueueSort/Bind...)."""
+
+
+def _q(name: str) -> str:
+    """Go's ``%q`` of a plugin or pod name: upstream's messages quote names with double quotes."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _extension(
+    plugin: Any, method: str, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo
+) -> StatusLike:
+    """A PreFilter plugin's AddPod/RemovePod (Success when it has no extensions)."""
+    ext = plugin.pre_filter_extensions()
+    if ext is None:
+        return None
+    return cast(StatusLike, getattr(ext, method)(state, pod, other, node_info))
 
 
 def _implements(plugin: object, proto: type) -> bool:
@@ -255,18 +279,19 @@ class Framework:
             )
 
     def _call(self, plugin: Any, point: str, fn: Callable[[], StatusLike]) -> Status:
-        """Run one plugin method: ``None`` -> Success, an exception -> Error naming the plugin."""
+        """Run one plugin method: ``None`` -> Success, an exception -> Error naming the plugin.
+
+        The Error carries the bare exception text; each extension point wraps it in upstream's
+        message for that point (``running PreFilter plugin "X": ...``)."""
         try:
             result = fn()
         except Exception as err:
             log.exception("plugin %s failed at %s", plugin.name, point)
-            return Status(Code.ERROR, f"running {point} plugin {plugin.name!r}: {err}", error=err, plugin=plugin.name)
+            return Status(Code.ERROR, str(err) or type(err).__name__, error=err, plugin=plugin.name)
         if result is None:
             return Status(Code.SUCCESS)
         if not isinstance(result, Status):
-            return Status(
-                Code.ERROR, f"{point} plugin {plugin.name!r} returned {result!r}, not a Status", plugin=plugin.name
-            )
+            return Status(Code.ERROR, f"returned {result!r}, not a Status", plugin=plugin.name)
         return result
 
     # ------------------------------------------------------------------------------------------
@@ -279,6 +304,8 @@ class Framework:
         for p in self.points["pre_enqueue"]:
             s = self._call(p, "PreEnqueue", lambda p=p: p.pre_enqueue(pod))  # type: ignore[misc]
             if not s.is_success():
+                if not s.is_rejected():
+                    s = Status(Code.ERROR, f"running PreEnqueue plugin {_q(p.name)}: {s.message()}", error=s.error)
                 s.plugin = p.name
                 return s
         return Status(Code.SUCCESS)
@@ -310,26 +337,33 @@ class Framework:
                 continue
             if not s.is_success():
                 s.plugin = p.name
-                if s.code == Code.ERROR:
-                    if not s.message().startswith("running PreFilter"):
-                        s.reasons = [f"running PreFilter plugin {p.name!r}: {s.message()}"]
-                    self._observe("PreFilter", s, start)
-                    return None, s, set()
                 if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    # Preemption cannot help: no need to run the other PreFilters.
+                    state.skip_filter_plugins = frozenset(skip)
                     self._observe("PreFilter", s, start)
                     return None, s, set()
-                if returned is None:
+                if s.code == Code.UNSCHEDULABLE:
+                    # Keep going so that preemption sees the state of every PreFilter (upstream #119770).
                     returned = s
-                continue
+                    continue
+                s = Status(
+                    Code.ERROR, f"running PreFilter plugin {_q(p.name)}: {s.message()}", error=s.error, plugin=p.name
+                )
+                state.skip_filter_plugins = frozenset(skip)
+                self._observe("PreFilter", s, start)
+                return None, s, set()
             if r is not None and not r.all_nodes():
                 narrowing_plugins.append(p.name)
                 result = r if result is None else result.merge(r)
                 if not result.node_names:
-                    if len(narrowing_plugins) == 1:
-                        msg = f"node(s) didn't satisfy plugin {narrowing_plugins[0]}"
+                    # upstream prints sets.List(pluginsWithNodes): the names sorted.
+                    names = sorted(narrowing_plugins)
+                    if len(names) == 1:
+                        msg = f"node(s) didn't satisfy plugin {names[0]}"
                     else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing_plugins)}] simultaneously"
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
                     st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=p.name)
+                    state.skip_filter_plugins = frozenset(skip)
                     self._observe("PreFilter", st, start)
                     return result, st, set(narrowing_plugins)
         state.skip_filter_plugins = frozenset(skip)
@@ -343,17 +377,12 @@ class Framework:
         for p in self.points["pre_filter"]:
             if p.name in state.skip_filter_plugins:
                 continue
-            ext = p.pre_filter_extensions()
-            if ext is None:
-                continue
             s = self._call(
-                p,
-                "PreFilterExtensionAddPod",
-                lambda ext=ext: ext.add_pod(state, pod, pod_to_add, node_info),  # type: ignore[misc]
+                p, "PreFilterExtensionAddPod", partial(_extension, p, "add_pod", state, pod, pod_to_add, node_info)
             )
             if not s.is_success():
                 return Status(
-                    Code.ERROR, f"running AddPod on PreFilter plugin {p.name!r}: {s.message()}", plugin=p.name
+                    Code.ERROR, f"running AddPod on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
                 )
         return Status(Code.SUCCESS)
 
@@ -363,17 +392,14 @@ class Framework:
         for p in self.points["pre_filter"]:
             if p.name in state.skip_filter_plugins:
                 continue
-            ext = p.pre_filter_extensions()
-            if ext is None:
-                continue
             s = self._call(
                 p,
                 "PreFilterExtensionRemovePod",
-                lambda ext=ext: ext.remove_pod(state, pod, pod_to_remove, node_info),  # type: ignore[misc]
+                partial(_extension, p, "remove_pod", state, pod, pod_to_remove, node_info),
             )
             if not s.is_success():
                 return Status(
-                    Code.ERROR, f"running RemovePod on PreFilter plugin {p.name!r}: {s.message()}", plugin=p.name
+                    Code.ERROR, f"running RemovePod on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
                 )
         return Status(Code.SUCCESS)
 
@@ -385,11 +411,11 @@ class Framework:
             if s.is_success():
                 continue
             s.plugin = p.name
-            if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                msg = s.message()
-                if not msg.startswith("running"):
-                    msg = f"running {p.name!r} filter plugin: {msg}"
-                return Status(Code.ERROR, msg, error=s.error, plugin=p.name)
+            if not s.is_rejected():
+                # Filter plugins may only return Success or a rejection: anything else is an Error.
+                return Status(
+                    Code.ERROR, f"running {_q(p.name)} filter plugin: {s.message()}", error=s.error, plugin=p.name
+                )
             return s
         return Status(Code.SUCCESS)
 
@@ -425,7 +451,7 @@ class Framework:
                 mask &= p.filter_batch(state, pod, snapshot, indices)
             except Exception as err:
                 log.exception("plugin %s failed at Filter (batch)", p.name)
-                return Status(Code.ERROR, f"running {p.name!r} filter plugin: {err}", error=err, plugin=p.name)
+                return Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
         return mask
 
     def run_filter_plugins_with_nominated_pods(
@@ -457,6 +483,7 @@ class Framework:
         start = time.perf_counter()
         reasons: list[str] = []
         rejector = ""
+        result: PostFilterResult | None = None
         for p in self.points["post_filter"]:
             r: PostFilterResult | None = None
 
@@ -466,15 +493,23 @@ class Framework:
                 return cast(StatusLike, st)
 
             s = self._call(p, "PostFilter", call)
-            if s.is_success() or s.code in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            if s.is_success() or s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 s.plugin = p.name
                 self._observe("PostFilter", s, start)
                 return r, s
+            if not s.is_rejected():
+                # Anything but Success or a rejection is an Error, and its result is dropped.
+                err = Status(Code.ERROR, s.message(), error=s.error, plugin=p.name)
+                self._observe("PostFilter", err, start)
+                return None, err
+            ni = r.nominating_info if r is not None else None
+            if ni is not None and ni.mode != NominatingMode.NO_OVERRIDE:
+                result = r  # the last meaningful (non-noop) result, as upstream
             reasons.extend(s.reasons)
             rejector = rejector or p.name
         status = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
         self._observe("PostFilter", status, start)
-        return None, status
+        return result, status
 
     def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         start = time.perf_counter()
@@ -485,7 +520,8 @@ class Framework:
                 skip.add(p.name)
                 continue
             if not s.is_success():
-                st = Status(Code.ERROR, f"running PreScore plugin {p.name!r}: {s.message()}", plugin=p.name)
+                st = Status(Code.ERROR, f"running PreScore plugin {_q(p.name)}: {s.message()}", plugin=p.name)
+                state.skip_score_plugins = frozenset(skip)
                 self._observe("PreScore", st, start)
                 return st
         state.skip_score_plugins = frozenset(skip)
@@ -518,13 +554,17 @@ class Framework:
                     for i, ni in enumerate(nodes):
                         value, st = p.score(state, pod, ni)
                         if st is not None and not st.is_success():
-                            return self._score_error(p.name, st.message(), start)
+                            return self._score_error(p.name, st.message(), start, "score")
                         scores[i] = value
             except Exception as err:
                 log.exception("plugin %s failed at Score", p.name)
-                return self._score_error(p.name, str(err), start)
+                return self._score_error(p.name, str(err), start, "score")
             raw[p.name] = scores.copy()
-            ext = p.score_extensions()
+            try:
+                ext = p.score_extensions()
+            except Exception as err:
+                log.exception("plugin %s failed at ScoreExtensions", p.name)
+                return self._score_error(p.name, str(err), start, "normalize")
             if ext is not None:
                 batch_norm = getattr(ext, "normalize_score_batch", None)
                 try:
@@ -543,18 +583,25 @@ class Framework:
                 bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
                 return self._score_error(
                     p.name,
-                    f"plugin {p.name!r} returns an invalid score {bad}, it should in the range of "
+                    f"returns an invalid score {bad}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     start,
+                    "weight",
                 )
             normalized[p.name] = scores
             total += scores * self.score_weights[p.name]
         self._observe("Score", Status(Code.SUCCESS), start)
         return ScoreResult(names, raw, normalized, dict(self.score_weights), total)
 
-    def _score_error(self, plugin: str, msg: str, start: float, what: str = "score") -> Status:
-        prefix = "running Score plugins" if what == "score" else "running Normalize on Score plugins"
-        st = Status(Code.ERROR, f"{prefix}: {plugin!r}: {msg}" if not msg.startswith("plugin") else msg, plugin=plugin)
+    def _score_error(self, plugin: str, msg: str, start: float, what: str) -> Status:
+        """Upstream's messages: a failing Score or NormalizeScore, or an out-of-range score."""
+        if what == "score":
+            text = f"running Score plugins: plugin {_q(plugin)} failed with: {msg}"
+        elif what == "normalize":
+            text = f"running Normalize on Score plugins: plugin {_q(plugin)} failed with: {msg}"
+        else:
+            text = f"applying score defaultWeights on Score plugins: plugin {_q(plugin)} {msg}"
+        st = Status(Code.ERROR, text, plugin=plugin)
         self._observe("Score", st, start)
         return st
 
@@ -565,7 +612,7 @@ class Framework:
             if not s.is_success():
                 s.plugin = p.name
                 if not s.is_rejected():
-                    s = Status(Code.ERROR, f"running Reserve plugin {p.name!r}: {s.message()}", plugin=p.name)
+                    s = Status(Code.ERROR, f"running Reserve plugin {_q(p.name)}: {s.message()}", plugin=p.name)
                 self._observe("Reserve", s, start)
                 return s
         ok = Status(Code.SUCCESS)
@@ -602,12 +649,12 @@ class Framework:
                 continue
             s.plugin = p.name
             if not s.is_rejected():
-                s = Status(Code.ERROR, f"running Permit plugin {p.name!r}: {s.message()}", plugin=p.name)
+                s = Status(Code.ERROR, f"running Permit plugin {_q(p.name)}: {s.message()}", plugin=p.name)
             self._observe("Permit", s, start)
             return s
         if timeouts:
             self.waiting_pods.add(WaitingPod(pod, node_name, timeouts, clock))
-            st = Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}")
+            st = Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {_q(pod.name)}")
             self._observe("Permit", st, start)
             return st
         ok = Status(Code.SUCCESS)
@@ -623,7 +670,7 @@ class Framework:
             if not s.is_success():
                 s.plugin = p.name
                 if s.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE and not s.is_rejected():
-                    s = Status(Code.ERROR, f"running PreBind plugin {p.name!r}: {s.message()}", plugin=p.name)
+                    s = Status(Code.ERROR, f"running PreBind plugin {_q(p.name)}: {s.message()}", plugin=p.name)
                 self._observe("PreBind", s, start)
                 return s
         ok = Status(Code.SUCCESS)
@@ -641,7 +688,7 @@ class Framework:
                 s.plugin = p.name
                 if not s.is_rejected():
                     s = Status(
-                        Code.ERROR, f"running Bind plugin {p.name!r}: {s.message()}", error=s.error, plugin=p.name
+                        Code.ERROR, f"running Bind plugin {_q(p.name)}: {s.message()}", error=s.error, plugin=p.name
                     )
             break
         self._observe("Bind", s, start)

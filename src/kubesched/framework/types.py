@@ -464,7 +464,9 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
-            msg += " " + ", ".join(histogram(d.node_to_status, self.num_all_nodes, d.absent_status)) + "."
+            reasons = histogram(d.node_to_status, self.num_all_nodes, d.absent_status)
+            if reasons:  # upstream appends the histogram only when it has entries
+                msg += " " + ", ".join(reasons) + "."
         if d.post_filter_msg:
             msg += " " + d.post_filter_msg
         return msg

@@ -23,9 +23,10 @@ class WaitingPod:
         self._lock = threading.Lock()
         self._result: Status | None = None
         self._callback: Callable[[Status], None] | None = None
-        self._timers: list[Timer] = []
+        #: One timer per waiting plugin; a plugin's Allow stops its own timer (upstream).
+        self._timers: dict[str, Timer] = {}
         for plugin, timeout in plugin_timeouts.items():
-            self._timers.append(clock.call_later(timeout, self._timeout_fn(plugin, timeout)))
+            self._timers[plugin] = clock.call_later(timeout, self._timeout_fn(plugin, timeout))
 
     def _timeout_fn(self, plugin: str, timeout: float) -> Callable[[], None]:
         def fire() -> None:
@@ -46,6 +47,9 @@ class WaitingPod:
             if self._result is not None:
                 return
             self._pending.discard(plugin)
+            timer = self._timers.pop(plugin, None)
+            if timer is not None:
+                timer.cancel()
             if self._pending:
                 return
             self._result = Status(Code.SUCCESS)
@@ -67,7 +71,7 @@ class WaitingPod:
             self._deliver()
 
     def _finish(self) -> None:
-        for t in self._timers:
+        for t in self._timers.values():
             t.cancel()
         self._deliver()
 
