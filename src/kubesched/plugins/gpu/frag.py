@@ -30,6 +30,7 @@ BoolArray = npt.NDArray[np.bool_]
 # category codes; the order of _SUM_ORDER is the Go FragRatioDataMap index order minus q3
 _Q1, _Q2, _Q4, _XL, _XR, _NA = range(6)
 _SUM_ORDER = (_Q1, _Q2, _Q4, _XL, _XR, _NA)
+_CATEGORIES = np.array(_SUM_ORDER, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +138,13 @@ class TypicalPods:
         satisfied = ~cpu_only & access & fits_gpu & fits_cpu
         amount = np.where(satisfied, small_sum, idle[:, None]).astype(np.float64)
         contrib = self.p[None, :] * amount
+        # one row per category (in _SUM_ORDER); cumsum adds strictly left to right, i.e. Go's running
+        # sum per category in typical-pod order (adding 0.0 for the other types changes nothing)
+        per_category = np.where(cat[:, None, :] == _CATEGORIES[None, :, None], contrib[:, None, :], 0.0)
+        sums = np.cumsum(per_category, axis=2)[:, :, -1]
         total = np.zeros(len(cpu_left), dtype=np.float64)
-        for c in _SUM_ORDER:
-            # cumsum adds strictly left to right, i.e. Go's per-category running sum
-            running = np.cumsum(np.where(cat == c, contrib, 0.0), axis=1)
-            total = total + (running[:, -1] if running.shape[1] else 0.0)
+        for c in range(len(_SUM_ORDER)):
+            total = total + sums[:, c]
         return total
 
     def node_fragmentation(self, node: NodeGpuState) -> float:
