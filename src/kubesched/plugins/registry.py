@@ -19,6 +19,13 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
     from kubesched.plugins.tainttoleration import TaintToleration
+    from kubesched.plugins.volumes import (
+        DynamicResources,
+        NodeVolumeLimits,
+        VolumeBinding,
+        VolumeRestrictions,
+        VolumeZone,
+    )
 
     r = Registry()
     r.register(names.PRIORITY_SORT, PrioritySort)
@@ -33,4 +40,9 @@ def in_tree_registry() -> Registry:
     r.register(names.INTER_POD_AFFINITY, InterPodAffinity)
     r.register(names.NODE_RESOURCES_BALANCED_ALLOCATION, BalancedAllocation)
     r.register(names.IMAGE_LOCALITY, ImageLocality)
+    r.register(names.VOLUME_BINDING, VolumeBinding)
+    r.register(names.VOLUME_RESTRICTIONS, VolumeRestrictions)
+    r.register(names.VOLUME_ZONE, VolumeZone)
+    r.register(names.NODE_VOLUME_LIMITS, NodeVolumeLimits)
+    r.register(names.DYNAMIC_RESOURCES, DynamicResources)
     return r

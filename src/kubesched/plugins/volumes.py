@@ -1,0 +1,198 @@
+"""Honest stand-ins for the volume and DRA plugins of the default profile, which kubesched does not
+implement yet: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits and
+DynamicResources (upstream ``pkg/scheduler/framework/plugins/{volumebinding,volumerestrictions,
+volumezone,nodevolumelimits,dynamicresources}``).
+
+They exist so that upstream's default profile, and configurations naming these plugins at their
+usual extension points, load unchanged. What they do:
+
+* A pod without PersistentVolumeClaim volumes, generic ephemeral volumes (the volume plugins) or
+  ``spec.resourceClaims`` (DynamicResources) is not concerned: PreFilter returns Skip, as upstream
+  does for such pods, and every other point is a no-op (VolumeBinding's PreScore skips, its Score
+  is 0; DynamicResources' PostFilter answers upstream's "no new claims to deallocate").
+* A pod that has them is rejected at PreFilter with UnschedulableAndUnresolvable and a message
+  saying kubesched does not support them yet, rather than being placed on a node whose volumes or
+  devices were never checked.
+
+Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, volume zone
+labels, CSI attach limits, the disk-conflict checks of inline GCE PD / AWS EBS / RBD / iSCSI
+volumes and ReadWriteOncePod, and all of DRA (claims, allocation, device taints, extended
+resources backed by devices).
+
+These plugins register no cluster events: a pod they rejected can only become schedulable once
+kubesched supports its volumes, so it waits for the periodic flush instead of every event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
+from kubesched.plugins import names
+
+__all__ = [
+    "DynamicResources",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeRestrictions",
+    "VolumeZone",
+    "pod_has_claimed_volumes",
+    "pod_has_resource_claims",
+]
+
+_VOLUMES_CACHE_KEY = "volumes/claimed"
+#: What upstream's DynamicResources PostFilter says for a pod without claims.
+NO_NEW_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+
+
+def pod_has_claimed_volumes(pod: PodInfo) -> bool:
+    """Does the pod use a PersistentVolumeClaim or a generic ephemeral volume? (cached per pod)"""
+    cached = pod.cache.get(_VOLUMES_CACHE_KEY)
+    if cached is None:
+        volumes = pod.spec.get("volumes") or []
+        cached = any(
+            isinstance(v, Mapping) and (v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None)
+            for v in volumes
+        )
+        pod.cache[_VOLUMES_CACHE_KEY] = cached
+    return bool(cached)
+
+
+def pod_has_resource_claims(pod: PodInfo) -> bool:
+    return bool(pod.spec.get("resourceClaims"))
+
+
+def _unsupported_volumes(plugin: str) -> Status:
+    return Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        f"pod has PersistentVolumeClaim or ephemeral volumes, which kubesched does not support yet "
+        f"({plugin} is a stand-in)",
+    )
+
+
+class _VolumeStandIn:
+    """PreFilter + Filter: Skip pods without claimed volumes, reject the others."""
+
+    name = ""
+    args_type: type | None = None
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.args = args
+        self.handle = handle
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod_has_claimed_volumes(pod):
+            return None, Status(Code.SKIP)
+        return None, _unsupported_volumes(self.name)
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        # Reached only when PreFilter is disabled: reject the same pods here.
+        if pod_has_claimed_volumes(pod):
+            return _unsupported_volumes(self.name)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return []
+
+
+class VolumeRestrictions(_VolumeStandIn):
+    name = names.VOLUME_RESTRICTIONS
+
+
+class VolumeZone(_VolumeStandIn):
+    name = names.VOLUME_ZONE
+
+
+class NodeVolumeLimits(_VolumeStandIn):
+    name = names.NODE_VOLUME_LIMITS
+
+
+class VolumeBinding(_VolumeStandIn):
+    """Also at PreScore/Score, Reserve and PreBind, as upstream's VolumeBinding."""
+
+    name = names.VOLUME_BINDING
+    args_type = VolumeBindingArgs
+
+    def __init__(self, args: VolumeBindingArgs | None = None, handle: Any = None) -> None:
+        super().__init__(args or VolumeBindingArgs(), handle)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        return Status(Code.SKIP)
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return 0, None
+
+    def score_extensions(self) -> None:
+        return None
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        return None
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return Status(Code.SKIP)
+
+
+class DynamicResources:
+    """DRA stand-in at upstream's points: PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind."""
+
+    name = names.DYNAMIC_RESOURCES
+    args_type = DynamicResourcesArgs
+
+    def __init__(self, args: DynamicResourcesArgs | None = None, handle: Any = None) -> None:
+        self.args = args or DynamicResourcesArgs()
+        self.handle = handle
+
+    @staticmethod
+    def _unsupported() -> Status:
+        return Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "pod has resource claims (dynamic resource allocation), which kubesched does not support yet "
+            "(DynamicResources is a stand-in)",
+        )
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        return None
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod_has_resource_claims(pod):
+            return None, Status(Code.SKIP)
+        return None, self._unsupported()
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._unsupported() if pod_has_resource_claims(pod) else None
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        # Upstream deallocates claims that block the pod; with no claims there is nothing to free.
+        return None, Status(Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        return None
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return Status(Code.SKIP)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return []

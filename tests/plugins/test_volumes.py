@@ -1,0 +1,150 @@
+"""The volume and DRA stand-ins (kubesched.plugins.volumes): no-ops for pods without claimed
+volumes or resource claims, an UnschedulableAndUnresolvable PreFilter for pods with them, and the
+default profile's plugins building at upstream's extension points.
+
+Hand-written: upstream's volumebinding/volumerestrictions/volumezone/nodevolumelimits/
+dynamicresources tests exercise behaviour these stand-ins deliberately do not implement. The
+extension points and weights follow pkg/scheduler/apis/config/testing/defaults/defaults.go
+(ExpandedPluginsV1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from plugin_builders import FakeHandle, make_node, make_pod, node_info
+
+from kubesched.config import loads_config
+from kubesched.config.types import PluginSet
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Code
+from kubesched.framework.types import PodInfo
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.plugins.volumes import (
+    NO_NEW_CLAIMS_TO_DEALLOCATE,
+    DynamicResources,
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
+)
+
+VOLUME_PLUGINS = [VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits]
+PVC = {"name": "data", "persistentVolumeClaim": {"claimName": "c"}}
+EPHEMERAL = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+EMPTY_DIR = {"name": "tmp", "emptyDir": {}}
+
+
+@pytest.mark.parametrize("plugin", VOLUME_PLUGINS, ids=lambda p: p.name)
+@pytest.mark.parametrize("volumes", [[], [EMPTY_DIR]], ids=["no-volumes", "emptyDir"])
+def test_volume_plugins_skip_pods_without_claims(plugin: Any, volumes: list[dict[str, Any]]) -> None:
+    pl = plugin()
+    pod = PodInfo(make_pod(volumes=volumes))
+    _, status = pl.pre_filter(CycleState(), pod, [])
+    assert status is not None and status.code == Code.SKIP
+    assert pl.filter(CycleState(), pod, node_info(make_node("n"))) is None
+
+
+@pytest.mark.parametrize("plugin", VOLUME_PLUGINS, ids=lambda p: p.name)
+@pytest.mark.parametrize("volume", [PVC, EPHEMERAL], ids=["pvc", "ephemeral"])
+def test_volume_plugins_reject_claimed_volumes(plugin: Any, volume: dict[str, Any]) -> None:
+    pl = plugin()
+    pod = PodInfo(make_pod(volumes=[EMPTY_DIR, volume]))
+    _, status = pl.pre_filter(CycleState(), pod, [])
+    assert status is not None and status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert "kubesched does not support" in status.message() and plugin.name in status.message()
+    filtered = pl.filter(CycleState(), pod, node_info(make_node("n")))
+    assert filtered is not None and filtered.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def test_volume_binding_score_points_are_neutral() -> None:
+    pl = VolumeBinding()
+    pod = PodInfo(make_pod())
+    pre_score = pl.pre_score(CycleState(), pod, [])
+    assert pre_score is not None and pre_score.code == Code.SKIP
+    assert pl.score(CycleState(), pod, node_info(make_node("n"))) == (0, None)
+    assert pl.reserve(CycleState(), pod, "n") is None
+    pre_bind = pl.pre_bind(CycleState(), pod, "n")
+    assert pre_bind is not None and pre_bind.code == Code.SKIP
+
+
+def test_dynamic_resources() -> None:
+    pl = DynamicResources()
+    plain = PodInfo(make_pod())
+    claims = PodInfo(make_pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu-claim"}]))
+    assert pl.pre_enqueue(plain) is None
+    _, skip = pl.pre_filter(CycleState(), plain, [])
+    assert skip is not None and skip.code == Code.SKIP
+    _, rejected = pl.pre_filter(CycleState(), claims, [])
+    assert rejected is not None and rejected.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert "kubesched does not support" in rejected.message()
+    result, post = pl.post_filter(CycleState(), plain, {})
+    assert result is None and post is not None
+    assert (post.code, post.message()) == (Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
+
+
+# Upstream's expanded default points for the plugins of this brief (ExpandedPluginsV1, v1.35).
+EXPECTED_POINTS = {
+    "pre_filter": [
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "DynamicResources",
+    ],
+    "filter": [
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "DynamicResources",
+    ],
+    "pre_score": [
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "VolumeBinding",
+        "NodeResourcesBalancedAllocation",
+    ],
+    "score": [
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "VolumeBinding",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+    ],
+    "reserve": ["VolumeBinding", "DynamicResources"],
+    "pre_bind": ["VolumeBinding", "DynamicResources"],
+}
+MINE = {n for names in EXPECTED_POINTS.values() for n in names}
+
+
+def test_default_profile_builds_these_plugins_at_upstream_points() -> None:
+    cfg = loads_config("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    profile = cfg.profiles[0]
+    keep = MINE | {"PrioritySort", "DefaultBinder"}
+    multi = profile.plugins.multi_point
+    profile.plugins.multi_point = PluginSet([r for r in multi.enabled if r.name in keep], multi.disabled)
+    fw = Framework(profile, in_tree_registry(), FakeHandle())
+    for point, expected in EXPECTED_POINTS.items():
+        assert [p.name for p in fw.points[point]] == expected, point
+    assert {n: fw.score_weights[n] for n in EXPECTED_POINTS["score"]} == {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "VolumeBinding": 1,
+        "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
+    }
