@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.plugins.gpu import NodeGpuState, PodShape, TypicalPod, TypicalPods, accessible
+from kubesched.plugins.gpu import ClusterGpuState, NodeGpuState, NodeSpec, PodShape, TypicalPod, TypicalPods, accessible
 from kubesched.plugins.gpu.replay import pod_shape
 from kubesched.sim.alibaba import Trace
 
@@ -65,6 +65,20 @@ def test_categories_by_hand() -> None:
     assert two_gpu.node_fragmentation(_node("A", 8000, (1000, 500))) == 1500.0
     # both free: the 2-GPU type has no fragment, 0.75 * 2000 remains
     assert two_gpu.node_fragmentation(_node("A", 8000, (1000, 1000))) == 1500.0
+
+
+def test_cluster_fragmentation_sums_nodes_over_idle_gpu() -> None:
+    # T1 CPU-only (1 core) and T2 sharing (1 core, 500 milli), p = 1/2 each
+    typical = TypicalPods([TypicalPod(1000, 0, 0, (), 1, 0.5), TypicalPod(1000, 500, 1, (), 1, 0.5)])
+    cluster = ClusterGpuState([NodeSpec("a", 8000, 1, 2), NodeSpec("b", 8000, 1, 1), NodeSpec("c", 8000, 1)])
+    cluster.allocate(0, PodShape(cpu=0, gpu_milli=700, gpu_count=1), (1,))  # a: 1000 + 300 left
+    cluster.allocate(1, PodShape(cpu=8000, gpu_milli=100, gpu_count=1), (0,))  # b: 900 left, no CPU
+    # a: 0.5*1300 + 0.5*300 = 800; b: T1 and T2 lack CPU, 0.5*900 + 0.5*900 = 900; c: no GPU, 0
+    frag = typical.cluster_fragmentation(cluster)
+    assert (frag.fragment_milli, frag.idle_milli) == (1700.0, 2200)
+    assert frag.ratio == 1700 / 2200
+    assert TypicalPods([TypicalPod(1, 0, 0, (), 1, 1.0)]).cluster_fragmentation(
+        ClusterGpuState([NodeSpec("c", 8000, 1)])).ratio == 0.0
 
 
 def test_from_shapes_keeps_the_shortest_prefix_over_the_threshold() -> None:

@@ -6,7 +6,7 @@ for the standalone trace replay in :mod:`kubesched.plugins.gpu.replay`.
 
 from .cluster import ClusterGpuState
 from .fit import gpu_fit, resources_fit
-from .frag import TypicalPod, TypicalPods
+from .frag import ClusterFragmentation, TypicalPod, TypicalPods
 from .policies import (
     POLICY_NAMES,
     BestFit,
@@ -27,6 +27,7 @@ __all__ = [
     "MILLI",
     "POLICY_NAMES",
     "BestFit",
+    "ClusterFragmentation",
     "ClusterGpuState",
     "DotProd",
     "Fgd",

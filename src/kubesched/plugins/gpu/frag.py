@@ -19,9 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .cluster import ClusterGpuState
 from .types import NodeGpuState, PodShape, ShapeKey, accessible
 
-__all__ = ["FloatArray", "TypicalPod", "TypicalPods"]
+__all__ = ["ClusterFragmentation", "FloatArray", "TypicalPod", "TypicalPods"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -31,6 +32,19 @@ BoolArray = npt.NDArray[np.bool_]
 _Q1, _Q2, _Q4, _XL, _XR, _NA = range(6)
 _SUM_ORDER = (_Q1, _Q2, _Q4, _XL, _XR, _NA)
 _CATEGORIES = np.array(_SUM_ORDER, dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFragmentation:
+    """The cluster metric of the paper: Σ node F over Σ idle GPU milli (pkg/simulator/analysis.go)."""
+
+    fragment_milli: float
+    idle_milli: int
+
+    @property
+    def ratio(self) -> float:
+        """Fragmented share of the idle GPU milli (0 when nothing is idle)."""
+        return self.fragment_milli / self.idle_milli if self.idle_milli else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,3 +168,9 @@ class TypicalPods:
             np.array([node.cpu_left], dtype=np.int64),
             np.array([node.gpu_left], dtype=np.int64).reshape(1, -1),
         )[0])
+
+    def cluster_fragmentation(self, cluster: ClusterGpuState) -> ClusterFragmentation:
+        """Fragmentation of every node of ``cluster`` in its current state, summed."""
+        access = self.access_matrix(cluster.models)[cluster.model_idx]
+        per_node = self.fragmentation(access, cluster.cpu_left, cluster.gpu_left)
+        return ClusterFragmentation(float(per_node.sum()), int(cluster.gpu_sum.sum()))
