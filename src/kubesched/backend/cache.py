@@ -47,6 +47,8 @@ class Cache:
             if ni is None:
                 ni = NodeInfo()
                 self._nodes[name] = ni
+            if ni.node is None:
+                # A new node, or one only known so far from pods bound to it: the list changes.
                 self._structure_changed = True
             ni.set_node(node)
             self._tree.add(node)

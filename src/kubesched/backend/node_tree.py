@@ -11,13 +11,16 @@ from typing import Any
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
+#: Deprecated labels, still honoured when the stable ones are absent (old nodes carry only these).
+BETA_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
+BETA_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
 
 
 def zone_key(node: Mapping[str, Any]) -> str:
     """Upstream ``utilnode.GetZoneKey``: "region:\\x00:zone", empty when neither label is set."""
     labels = (node.get("metadata") or {}).get("labels") or {}
-    region = labels.get(REGION_LABEL, "")
-    zone = labels.get(ZONE_LABEL, "")
+    region = labels[REGION_LABEL] if REGION_LABEL in labels else labels.get(BETA_REGION_LABEL, "")
+    zone = labels[ZONE_LABEL] if ZONE_LABEL in labels else labels.get(BETA_ZONE_LABEL, "")
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"

@@ -28,12 +28,13 @@ from kubesched.framework.clock import Clock
 from kubesched.framework.events import (
     FORCE_ACTIVATE,
     UNSCHEDULABLE_TIMEOUT,
+    ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.framework.types import PodInfo, QueuedPodInfo, pod_uid
 
 log = logging.getLogger("kubesched.queue")
 
@@ -111,6 +112,9 @@ class SchedulingQueue:
         #: Pods whose last attempt ended in an Error: never popped before their backoff expires.
         self._error_backoff: list[tuple[float, int, str]] = []
         self._backoff_pods: dict[str, QueuedPodInfo] = {}
+        #: uid -> sequence number of the pod's live backoff heap entry; older entries are stale
+        #: (the pod left backoffQ and came back with a new expiry) and must not release it.
+        self._backoff_seq: dict[str, int] = {}
         self._unschedulable: dict[str, tuple[QueuedPodInfo, float]] = {}
         self._in_flight: dict[str, _InFlight] = {}
         self._events: list[tuple[ClusterEvent, Any, Any]] = []
@@ -195,12 +199,23 @@ class SchedulingQueue:
             return self._start(item.qpi)
         if self.pop_from_backoff_q:
             while self._backoff:
-                _, _, uid = heapq.heappop(self._backoff)
-                qpi = self._backoff_pods.get(uid)
-                if qpi is not None and not qpi.consecutive_errors:
-                    del self._backoff_pods[uid]
+                _, seq, uid = heapq.heappop(self._backoff)
+                qpi = self._take_backoff(uid, seq)
+                if qpi is not None:
                     return self._start(qpi)
         return None
+
+    def _take_backoff(self, uid: str, seq: int) -> QueuedPodInfo | None:
+        """The pod of a backoff heap entry, removed from backoffQ; None for a stale entry."""
+        if self._backoff_seq.get(uid) != seq:
+            return None
+        del self._backoff_seq[uid]
+        return self._backoff_pods.pop(uid)
+
+    def _drop_backoff(self, uid: str) -> QueuedPodInfo | None:
+        """Take a pod out of backoffQ (its heap entry becomes stale)."""
+        self._backoff_seq.pop(uid, None)
+        return self._backoff_pods.pop(uid, None)
 
     def _start(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
         self.scheduling_cycle += 1
@@ -261,13 +276,21 @@ class SchedulingQueue:
                 self._push_backoff(qpi, "ScheduleAttemptFailure")
             else:
                 strategy = _Strategy.SKIP
-                if fl is not None:
+                if fl is None:
+                    # Rejected after its attempt was marked done (PreBind, Bind): upstream retries it
+                    # after backoff rather than waiting for an event.
+                    strategy = _Strategy.AFTER_BACKOFF
+                else:
                     start = fl.events_from - self._events_base
                     for event, old, new in self._events[max(start, 0) :]:
                         s = self._worth_requeuing(qpi, event, old, new)
-                        if s != _Strategy.SKIP:
+                        if s == _Strategy.IMMEDIATELY:
                             strategy = s
                             break
+                        if s == _Strategy.AFTER_BACKOFF:
+                            strategy = s
+                            if not qpi.pending_plugins:  # only a Pending plugin could do better
+                                break
                 if strategy == _Strategy.SKIP:
                     self._unschedulable[uid] = (qpi, self.clock.now())
                     self._inc(UNSCHEDULABLE_Q, "ScheduleAttemptFailure")
@@ -280,8 +303,10 @@ class SchedulingQueue:
         expiry = self.backoff_expiry(qpi)
         uid = qpi.pod_info.uid
         self._backoff_pods[uid] = qpi
+        seq = next(self._seq)
+        self._backoff_seq[uid] = seq
         heap = self._error_backoff if qpi.consecutive_errors else self._backoff
-        heapq.heappush(heap, (expiry, next(self._seq), uid))
+        heapq.heappush(heap, (expiry, seq, uid))
         self.clock.call_later(max(0.0, expiry - self.clock.now()), self.flush_backoff_q_completed)
         self._inc(BACKOFF_Q, event)
         self._cond.notify()
@@ -298,8 +323,8 @@ class SchedulingQueue:
             now = self.clock.now()
             for heap in (self._backoff, self._error_backoff):
                 while heap and heap[0][0] <= now:
-                    _, _, uid = heapq.heappop(heap)
-                    qpi = self._backoff_pods.pop(uid, None)
+                    _, seq, uid = heapq.heappop(heap)
+                    qpi = self._take_backoff(uid, seq)
                     if qpi is not None:
                         self._move_to_active_or_gate(qpi, "BackoffComplete")
 
@@ -317,7 +342,7 @@ class SchedulingQueue:
             due = [
                 qpi
                 for qpi, since in self._unschedulable.values()
-                if not qpi.gated and now - since >= self.max_in_unschedulable
+                if not qpi.gated and now - since > self.max_in_unschedulable
             ]
             for qpi in due:
                 del self._unschedulable[qpi.pod_info.uid]
@@ -334,7 +359,11 @@ class SchedulingQueue:
             rejectors = {qpi.gating_plugin}
         if not rejectors:
             return _Strategy.AFTER_BACKOFF
-        if event in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE):
+        if event.resource == EventResource.WILDCARD and event.action == ActionType.ALL:
+            # Wildcard events (UnschedulableTimeout, ForceActivate, a plugin's WildCard) requeue
+            # without asking any hint; ForceActivate names the one pod it is for.
+            if event == FORCE_ACTIVATE and isinstance(new, Mapping) and pod_uid(new) != qpi.pod_info.uid:
+                return _Strategy.SKIP
             return _Strategy.AFTER_BACKOFF
         registered = self._events_by_profile.get(qpi.pod_info.scheduler_name, {})
         strategy = _Strategy.SKIP
@@ -393,9 +422,10 @@ class SchedulingQueue:
                 if uid in self._unschedulable:
                     qpi = self._unschedulable.pop(uid)[0]
                 elif uid in self._backoff_pods:
-                    qpi = self._backoff_pods.pop(uid)
+                    qpi = self._drop_backoff(uid)
                 elif uid in self._in_flight:
-                    self._events.append((FORCE_ACTIVATE, None, None))
+                    # Replayed only against this pod when its attempt ends (see _worth_requeuing).
+                    self._events.append((FORCE_ACTIVATE, None, pod))
                 if qpi is not None:
                     self._move_to_active_or_gate(qpi, "ForceActivate")
 
@@ -420,13 +450,17 @@ class SchedulingQueue:
                     del self._unschedulable[uid]
                     self._move_to_active_or_gate(qpi, "UnscheduledPodUpdate")
                     return
-                if event is not None and self._worth_requeuing(qpi, event, old, new) != _Strategy.SKIP:
+                strategy = self._worth_requeuing(qpi, event, old, new) if event is not None else _Strategy.SKIP
+                if strategy != _Strategy.SKIP:
                     del self._unschedulable[uid]
-                    self._requeue(qpi, _Strategy.AFTER_BACKOFF, "UnscheduledPodUpdate")
+                    self._requeue(qpi, strategy, "UnscheduledPodUpdate")
                 return
             fl = self._in_flight.get(uid)
             if fl is not None:
                 fl.qpi.pod_info.update(new)
+                if event is not None:
+                    # The update may resolve what rejects the pod in this very attempt: replay it.
+                    self._events.append((event, old, new))
                 return
             self.add(new, "PodUpdate")
 
@@ -434,7 +468,7 @@ class SchedulingQueue:
         with self._cond:
             uid = PodInfo(dict(pod)).uid
             self._active_uids.pop(uid, None)
-            self._backoff_pods.pop(uid, None)
+            self._drop_backoff(uid)
             self._unschedulable.pop(uid, None)
             self.delete_nominated_pod_if_exists(uid)
 
@@ -491,7 +525,7 @@ class SchedulingQueue:
     def has_active(self) -> bool:
         if self._active_uids:
             return True
-        return self.pop_from_backoff_q and any(uid in self._backoff_pods for _, _, uid in self._backoff)
+        return self.pop_from_backoff_q and any(self._backoff_seq.get(uid) == seq for _, seq, uid in self._backoff)
 
     def in_flight_count(self) -> int:
         return len(self._in_flight)

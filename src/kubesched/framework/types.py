@@ -58,7 +58,11 @@ class PodInfo:
         self.cache: dict[str, Any] = {}
 
     def update(self, pod: Obj) -> None:
-        """Point this view at a newer copy of the pod, dropping every cached parse."""
+        """Point this view at a newer copy of the pod, dropping every cached parse.
+
+        ``cached_property`` values live in the instance ``__dict__``: clear it, or a pod whose
+        scheduling gates, labels or requests changed would keep its old parse."""
+        self.__dict__.clear()
         self.__init__(pod)  # type: ignore[misc]
 
     def __repr__(self) -> str:
