@@ -92,7 +92,7 @@ class Fit:
     name = names.NODE_RESOURCES_FIT
     args_type = NodeResourcesFitArgs
 
-    def __init__(self, args: NodeResourcesFitArgs | None, handle: Any) -> None:
+    def __init__(self, args: NodeResourcesFitArgs | None = None, handle: Any = None) -> None:
         self.args = args or NodeResourcesFitArgs()
         self.handle = handle
         errs = self.args.validate()
@@ -154,11 +154,14 @@ class Fit:
         return name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        from .fit_hints import is_schedulable_after_node_change, is_schedulable_after_pod_event
+
+        # InPlacePodVerticalScaling is GA in v1.35: a placed pod scaling down frees resources too.
         pod_actions = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, pod_actions)),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions)),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), is_schedulable_after_pod_event),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), is_schedulable_after_node_change),
         ]
 
     # -- PreScore / Score -------------------------------------------------------------------------

@@ -1,0 +1,92 @@
+"""NodeResourcesFit's queueing hints (upstream ``fit.go``: ``isSchedulableAfterPodEvent``,
+``isSchedulableAfterPodScaleDown``, ``isSchedulableAfterNodeChange``).
+
+With InPlacePodVerticalScaling GA in v1.35 a scale-down of a placed pod frees resources too, so pod
+updates of that kind are hinted as well as deletions. Extended resources backed by DRA device
+classes are not considered (kubesched has no DRA).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.framework.events import QueueingHint
+from kubesched.framework.types import NodeInfo, PodInfo, pod_uid, spec
+
+from .fit import fits_request
+
+
+def _object(obj: Any, kind: str) -> Mapping[str, Any] | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"unexpected object type {type(obj).__name__}, want a {kind}")
+    return obj
+
+
+def _nominated(pod: Mapping[str, Any]) -> str:
+    status = pod.get("status")
+    return str(status.get("nominatedNodeName") or "") if isinstance(status, Mapping) else ""
+
+
+def is_schedulable_after_pod_event(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """A deleted pod that was placed (or nominated), or a scale-down that frees what this pod needs."""
+    original = _object(old, "Pod")
+    modified = _object(new, "Pod")
+    if modified is None:
+        if original is None or (not spec(original).get("nodeName") and not _nominated(original)):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+    if original is None:
+        return QueueingHint.QUEUE_SKIP
+    if is_schedulable_after_pod_scale_down(pod, original, modified):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_scale_down(
+    target: Mapping[str, Any], original: Mapping[str, Any], modified: Mapping[str, Any]
+) -> bool:
+    if pod_uid(modified) == pod_uid(target):
+        return True
+    if not spec(modified).get("nodeName"):
+        return False
+    before, after = PodInfo(dict(original)).requests, PodInfo(dict(modified)).requests
+    want = PodInfo(dict(target)).requests
+    if want.milli_cpu and before.milli_cpu > after.milli_cpu:
+        return True
+    if want.memory and before.memory > after.memory:
+        return True
+    if want.ephemeral_storage and before.ephemeral_storage > after.ephemeral_storage:
+        return True
+    return any(
+        q and before.scalar_resources.get(name, 0) > after.scalar_resources.get(name, 0)
+        for name, q in want.scalar_resources.items()
+    )
+
+
+def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    """The pod must fit the changed node when empty, and (for an update) something it needs grew."""
+    original = _object(old, "Node")
+    modified = _object(new, "Node")
+    if modified is None:
+        return QueueingHint.QUEUE_SKIP
+    request = PodInfo(dict(pod)).requests
+    insufficient = fits_request(request, NodeInfo(dict(modified)))
+    if insufficient:  # the pod would not fit even the empty node
+        return QueueingHint.QUEUE_SKIP
+    if original is None:
+        return QueueingHint.QUEUE
+    before, after = NodeInfo(dict(original)).allocatable, NodeInfo(dict(modified)).allocatable
+    increased = (
+        after.allowed_pod_number > before.allowed_pod_number
+        or (request.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
+        or (request.memory > 0 and after.memory > before.memory)
+        or (request.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)
+        or any(
+            q and after.scalar_resources.get(n, 0) > before.scalar_resources.get(n, 0)
+            for n, q in request.scalar_resources.items()
+        )
+    )
+    return QueueingHint.QUEUE if increased else QueueingHint.QUEUE_SKIP
