@@ -34,6 +34,21 @@ _SUM_ORDER = (_Q1, _Q2, _Q4, _XL, _XR, _NA)
 _CATEGORIES = np.array(_SUM_ORDER, dtype=np.int64)
 
 
+def _case_category(cpu_only: int, access: int, fits_gpu: int, fits_cpu: int) -> int:
+    if cpu_only:
+        return _XL if fits_cpu else _XR
+    if not access:
+        return _NA
+    if fits_gpu:
+        return _Q2 if fits_cpu else _Q4  # q3 (both fit) books its small GPUs under q2
+    return _Q2 if fits_cpu else _Q1
+
+
+_CASE_CATEGORY = np.array([_case_category(c >> 3 & 1, c >> 2 & 1, c >> 1 & 1, c & 1) for c in range(16)],
+                          dtype=np.int64)
+_SATISFIED = 0b0111  # a GPU type with access where both GPU and CPU fit (q3)
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterFragmentation:
     """The cluster metric of the paper: Σ node F over Σ idle GPU milli (pkg/simulator/analysis.go)."""
@@ -71,6 +86,7 @@ class TypicalPods:
         self.gpu_count: IntArray = np.array([t.gpu_count for t in pods], dtype=np.int64)
         self.p: FloatArray = np.array([t.p for t in pods], dtype=np.float64)
         self._cpu_only: BoolArray = self.gpu_milli == 0
+        self._case_base: IntArray = self._cpu_only.astype(np.int64) * 8
         self._access: dict[str, BoolArray] = {}
 
     def __len__(self) -> int:
@@ -139,18 +155,10 @@ class TypicalPods:
         fits_gpu = big_enough.sum(axis=2) >= self.gpu_count[None, :]
         small_sum = np.where(big_enough, 0, per_gpu).sum(axis=2)
         fits_cpu = cpu_left[:, None] >= self.cpu[None, :]
-        cpu_only = self._cpu_only[None, :]
-        cat = np.where(
-            cpu_only,
-            np.where(fits_cpu, _XL, _XR),
-            np.where(
-                ~access,
-                _NA,
-                np.where(fits_gpu, np.where(fits_cpu, _Q2, _Q4), np.where(fits_cpu, _Q2, _Q1)),
-            ),
-        )
-        satisfied = ~cpu_only & access & fits_gpu & fits_cpu
-        amount = np.where(satisfied, small_sum, idle[:, None]).astype(np.float64)
+        # the category table of GetNodePodFrag, indexed by (CPU-only, access, GPU fits, CPU fits) bits
+        case = self._case_base[None, :] + access * 4 + fits_gpu * 2 + fits_cpu
+        cat = _CASE_CATEGORY[case]
+        amount = np.where(case == _SATISFIED, small_sum, idle[:, None]).astype(np.float64)
         contrib = self.p[None, :] * amount
         # one row per category (in _SUM_ORDER); cumsum adds strictly left to right, i.e. Go's running
         # sum per category in typical-pod order (adding 0.0 for the other types changes nothing)

@@ -322,9 +322,11 @@ class Fgd(Policy):
     # -- the computation shared by both forms --
 
     def _candidate_scores(
-        self, access: np.ndarray, cpu: IntArray, gpu: IntArray, frag_before: FloatArray, pod: PodShape
-    ) -> tuple[IntArray, IntArray, IntArray]:
-        """Scores of every candidate placement: (owning state row, GPU column or -1, score)."""
+        self, access: np.ndarray, cpu: IntArray, gpu: IntArray, frag_before: FloatArray | None,
+        pod: PodShape,
+    ) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+        """Scores of every candidate placement: (owning state row, GPU column or -1, score), and F of
+        the states. Unknown ``frag_before`` is computed in the same batch as the after-states."""
         cpu_pod = pod.score_cpu
         if pod.is_shared:
             rows, cols = np.nonzero(gpu >= pod.gpu_milli)
@@ -342,8 +344,17 @@ class Fgd(Policy):
                 fits = ordered >= pod.gpu_milli
                 taken = fits & (np.cumsum(fits, axis=1) <= pod.gpu_count) & ok[:, None]
                 gpu_after = ordered - pod.gpu_milli * taken
-        frag_after = self.typical.fragmentation(access[rows], cpu_after, gpu_after)
-        return rows, cols, _sigmoid_scores(frag_before[rows] - frag_after)
+        if frag_before is None:
+            n = len(cpu)
+            both = self.typical.fragmentation(
+                np.concatenate([access, access[rows]]),
+                np.concatenate([cpu, cpu_after]),
+                np.concatenate([gpu, gpu_after]),
+            )
+            frag_before, frag_after = both[:n], both[n:]
+        else:
+            frag_after = self.typical.fragmentation(access[rows], cpu_after, gpu_after)
+        return rows, cols, _sigmoid_scores(frag_before[rows] - frag_after), frag_before
 
     # -- per node --
 
@@ -354,8 +365,7 @@ class Fgd(Policy):
         access = self.typical.access_row(node.model)[None, :]
         cpu = np.array([node.cpu_left], dtype=np.int64)
         gpu = np.array(node.gpu_left, dtype=np.int64).reshape(1, -1)
-        before = self.typical.fragmentation(access, cpu, gpu)
-        _, cols, scores = self._candidate_scores(access, cpu, gpu, before, pod)
+        _, cols, scores, _ = self._candidate_scores(access, cpu, gpu, None, pod)
         return cols, scores
 
     def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
@@ -383,13 +393,16 @@ class Fgd(Policy):
             self._frag = np.full(64, np.nan)
             self._tables = {}
 
-    def state_fragmentation(self, cluster: ClusterGpuState, sids: IntArray) -> FloatArray:
-        """F of interned states ``sids`` of ``cluster`` (computed once per state)."""
-        self._bind(cluster)
+    def _grow_frag(self, cluster: ClusterGpuState) -> None:
         if len(self._frag) < cluster.n_states:
             grown = np.full(max(cluster.n_states, 2 * len(self._frag)), np.nan)
             grown[: len(self._frag)] = self._frag
             self._frag = grown
+
+    def state_fragmentation(self, cluster: ClusterGpuState, sids: IntArray) -> FloatArray:
+        """F of interned states ``sids`` of ``cluster`` (computed once per state)."""
+        self._bind(cluster)
+        self._grow_frag(cluster)
         values = self._frag[sids]
         unknown = np.isnan(values)
         if unknown.any():
@@ -415,9 +428,12 @@ class Fgd(Policy):
         if missing.any():
             todo = np.unique(sids[missing])
             self.misses += len(todo)
-            before = self.state_fragmentation(cluster, todo)
+            self._grow_frag(cluster)
+            cached = self._frag[todo]
+            known = None if np.isnan(cached).any() else cached
             model, cpu, gpu = cluster.state_arrays(todo)
-            rows, _, cand = self._candidate_scores(self._access[model], cpu, gpu, before, pod)
+            rows, _, cand, before = self._candidate_scores(self._access[model], cpu, gpu, known, pod)
+            self._frag[todo] = before
             best = np.zeros(len(todo), dtype=np.int64)
             np.maximum.at(best, rows, cand)
             table[todo] = best

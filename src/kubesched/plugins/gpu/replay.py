@@ -186,7 +186,7 @@ def replay_arrival(arr: Arrival, policy: str, *, track_fragmentation: bool = Tru
             scores = engine.score_batch(cluster, nodes, pod)
             best = nodes[scores == scores.max()]
             chosen = int(best[np.argmin(rank[best])]) if len(best) > 1 else int(best[0])
-        gpus = engine.select_gpus(cluster.node_state(chosen), pod)
+        gpus = engine.select_gpus(cluster.node_state(chosen), pod) if pod.wants_gpu else ()
         sid_before[e] = cluster.node_sid[chosen]
         cluster.allocate(chosen, pod, gpus)
         sid_after[e] = cluster.node_sid[chosen]
