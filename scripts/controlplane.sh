@@ -9,8 +9,10 @@
 # the release's own go.mod, never hard-coded. etcd gets its own scratch module so that minimal
 # version selection cannot move kube-apiserver's etcd client libraries.
 #
-# Idempotent: binaries land in $CACHE/<k8s-version>/ together with a stamp describing how they
-# were built; when the stamp matches and every binary is present the script exits at once.
+# Idempotent: binaries land in $CACHE/<k8s-version>/ with one .stamp-<component> file each saying
+# how they were built; components whose stamp matches are not rebuilt, and when all match the
+# script exits at once. Builds go to a scratch directory first, so an interrupted run (or a test
+# using the old binaries meanwhile) never sees a half-written binary.
 #
 # Usage: scripts/controlplane.sh [--with-kwok] [--force] [--print-dir]
 #   --with-kwok   also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running)
@@ -51,16 +53,22 @@ die() { log "ERROR: $*"; exit 1; }
 K8S_MINOR=${K8S_VERSION#v1.}; K8S_MINOR=${K8S_MINOR%%.*}
 K8S_PATCH=${K8S_VERSION##*.}
 STAGING_VERSION=v0.$K8S_MINOR.$K8S_PATCH
-LDFLAGS_KIND="trimpath -s -w version-stamped"
-STAMP="k8s=$K8S_VERSION staging=$STAGING_VERSION etcd=$ETCD_VERSION flags=$LDFLAGS_KIND"
-WANTED=(etcd kube-apiserver kube-scheduler)
-if [[ $WITH_KWOK == 1 ]]; then WANTED+=(kwok); fi
+FLAGS="-trimpath -ldflags=-s -w"
+# One stamp file per component, written after its binaries are in place: a component is rebuilt
+# only when its binaries are missing or were built from something else.
+declare -A STAMP=(
+  [kubernetes]="k8s.io/kubernetes $K8S_VERSION staging $STAGING_VERSION $FLAGS version-stamped"
+  [etcd]="go.etcd.io/etcd/server/v3 $ETCD_VERSION $FLAGS"
+  [kwok]="sigs.k8s.io/kwok/cmd/kwok $KWOK_VERSION $FLAGS"
+)
+declare -A PRODUCES=([kubernetes]="kube-apiserver kube-scheduler" [etcd]="etcd" [kwok]="kwok")
+COMPONENTS=(etcd kubernetes)
+if [[ $WITH_KWOK == 1 ]]; then COMPONENTS+=(kwok); fi
 
-have_all() {
-  local b
-  for b in "${WANTED[@]}"; do [[ -x $BIN_DIR/$b ]] || return 1; done
-  [[ -f $BIN_DIR/STAMP && $(head -n1 "$BIN_DIR/STAMP") == "$STAMP" ]] || return 1
-  if [[ $WITH_KWOK == 1 ]]; then grep -qx "kwok=$KWOK_VERSION" "$BIN_DIR/STAMP" || return 1; fi
+is_built() {
+  local c=$1 b
+  for b in ${PRODUCES[$c]}; do [[ -x $BIN_DIR/$b ]] || return 1; done
+  [[ -f $BIN_DIR/.stamp-$c && $(<"$BIN_DIR/.stamp-$c") == "${STAMP[$c]}" ]]
 }
 
 finish() {
@@ -73,8 +81,12 @@ finish() {
   if [[ $PRINT_DIR == 1 ]]; then echo "$BIN_DIR"; fi
 }
 
-if [[ $FORCE == 0 ]] && have_all; then
-  log "cache is warm ($STAMP); nothing to build"
+TODO=()
+for c in "${COMPONENTS[@]}"; do
+  if [[ $FORCE == 1 ]] || ! is_built "$c"; then TODO+=("$c"); fi
+done
+if [[ ${#TODO[@]} == 0 ]]; then
+  log "cache is warm ($K8S_VERSION, etcd $ETCD_VERSION$([[ $WITH_KWOK == 1 ]] && echo ", kwok $KWOK_VERSION")); nothing to build"
   finish
   exit 0
 fi
@@ -83,9 +95,14 @@ fi
 command -v go >/dev/null || die "Go is not installed (need Go >= 1.25 for Kubernetes $K8S_VERSION)"
 GO_VERSION=$(go env GOVERSION)
 GO_MINOR=${GO_VERSION#go1.}; GO_MINOR=${GO_MINOR%%.*}
-[[ $GO_MINOR =~ ^[0-9]+$ && $GO_MINOR -ge 25 ]] \
-  || die "$GO_VERSION is too old: Kubernetes $K8S_VERSION and etcd $ETCD_VERSION declare go 1.25"
-export GOFLAGS=-mod=mod GOMAXPROCS=$JOBS CGO_ENABLED=0 GOTOOLCHAIN=local GO111MODULE=on
+if ! [[ $GO_MINOR =~ ^[0-9]+$ && $GO_MINOR -ge 25 ]]; then
+  # Kubernetes 1.35 and etcd 3.6 declare go 1.25 (kwok 0.8: go 1.26). An older go (>= 1.21) can
+  # fetch a newer toolchain from the module proxy by itself unless GOTOOLCHAIN=local forbids it.
+  [[ $(go env GOTOOLCHAIN) != local ]] \
+    || die "$GO_VERSION is older than the go 1.25 that $K8S_VERSION declares; install Go >= 1.25 or set GOTOOLCHAIN=auto"
+  log "$GO_VERSION is older than go 1.25: the go command will switch toolchains (GOTOOLCHAIN=$(go env GOTOOLCHAIN))"
+fi
+export GOFLAGS="-mod=mod -buildvcs=false" GOMAXPROCS=$JOBS CGO_ENABLED=0 GO111MODULE=on
 log "using $GO_VERSION, -p $JOBS, GOMODCACHE=$(go env GOMODCACHE), GOCACHE=$(go env GOCACHE)"
 
 mkdir -p "$CACHE_ROOT"
@@ -192,25 +209,27 @@ build_kwok() {
   log "kwok built in $((SECONDS - t0)) s"
 }
 
-T_START=$SECONDS
-log "cold build into $BIN_DIR ($STAMP)"
-build_etcd
-build_kubernetes
-if [[ $WITH_KWOK == 1 ]]; then build_kwok; fi
-
-"$STAGE/kube-apiserver" --version >&2 || die "built kube-apiserver does not run"
-"$STAGE/etcd" --version >&2 || die "built etcd does not run"
-
-# Publish: move the new binaries in, then write the stamp last, so an interrupted run never
+# Publish one component: move its binaries in, then write its stamp, so an interrupted run never
 # leaves a directory that looks complete.
-mkdir -p "$BIN_DIR"
-rm -f "$BIN_DIR/STAMP"
-for b in "$STAGE"/*; do mv -f "$b" "$BIN_DIR/"; done
-{
-  echo "$STAMP"
-  echo "go=$GO_VERSION"
-  if [[ $WITH_KWOK == 1 || -x $BIN_DIR/kwok ]]; then echo "kwok=$KWOK_VERSION"; fi
-  echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) seconds=$((SECONDS - T_START))"
-} >"$BIN_DIR/STAMP"
+publish() {
+  local c=$1 b
+  mkdir -p "$BIN_DIR"
+  rm -f "$BIN_DIR/.stamp-$c"
+  for b in ${PRODUCES[$c]}; do
+    "$STAGE/$b" --version >/dev/null 2>&1 || "$STAGE/$b" --help >/dev/null 2>&1 \
+      || die "built $b does not run"
+    mv -f "$STAGE/$b" "$BIN_DIR/$b"
+  done
+  printf '%s\n' "${STAMP[$c]}" >"$BIN_DIR/.stamp-$c"
+}
+
+T_START=$SECONDS
+log "building ${TODO[*]} into $BIN_DIR"
+for c in "${TODO[@]}"; do
+  "build_$c"
+  publish "$c"
+done
+"$BIN_DIR/kube-apiserver" --version >&2
+"$BIN_DIR/etcd" --version | head -n1 >&2
 log "done in $((SECONDS - T_START)) s"
 finish

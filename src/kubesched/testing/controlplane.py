@@ -14,8 +14,9 @@ Identities offered to tests:
 * ServiceAccount tokens via the TokenRequest API (the apiserver has a service-account signing key).
 
 No kube-controller-manager runs: namespaces never finish deleting, no default ServiceAccounts
-appear (so the ServiceAccount admission plugin is disabled, as envtest does), and nodes keep the
-conditions and taints they were created with.
+appear and nodes keep the conditions and taints they were created with. The admission plugins
+that presuppose a controller-manager are therefore off (``DEFAULT_DISABLED_ADMISSION_PLUGINS``;
+envtest disables ServiceAccount for the same reason).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 __all__ = [
     "BIN_ENV",
     "CACHE_ENV",
+    "DEFAULT_DISABLED_ADMISSION_PLUGINS",
     "K8S_MINOR",
     "NOT_BUILT_MESSAGE",
     "Binaries",
@@ -68,14 +70,19 @@ CACHE_ENV = "KUBESCHED_CONTROLPLANE_CACHE"
 #: scripts/controlplane.sh pins one v1.35.x patch; any v1.35 build in the cache is acceptable.
 K8S_MINOR = "v1.35"
 NOT_BUILT_MESSAGE = (
-    "control plane not built: run scripts/controlplane.sh "
-    "(needs Go >= 1.25 and access to the Go module proxy)"
+    "control plane not built: run scripts/controlplane.sh (needs Go >= 1.25 and access to the Go module proxy)"
 )
 
 ADMIN_USER = "kubesched:admin"
 UNPRIVILEGED_USER = "kubesched:unprivileged"
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 _LOG_TAIL_LINES = 40
+_PORT_ATTEMPTS = 3
+#: Admission plugins that only make sense next to a kube-controller-manager, which we do not run:
+#: ``ServiceAccount`` rejects pods until the (never created) ``default`` ServiceAccount exists, and
+#: ``TaintNodesByCondition`` puts ``node.kubernetes.io/not-ready:NoSchedule`` on every new Node,
+#: which only the node lifecycle controller would remove, so nothing could ever be scheduled.
+DEFAULT_DISABLED_ADMISSION_PLUGINS: tuple[str, ...] = ("ServiceAccount", "TaintNodesByCondition")
 
 
 class ControlPlaneError(RuntimeError):
@@ -137,8 +144,7 @@ def find_binaries() -> Binaries:
         found = _binaries_in(Path(explicit))
         if found is None:
             raise ControlPlaneNotBuiltError(
-                f"{BIN_ENV}={explicit} does not contain executable etcd and kube-apiserver; "
-                + NOT_BUILT_MESSAGE
+                f"{BIN_ENV}={explicit} does not contain executable etcd and kube-apiserver; " + NOT_BUILT_MESSAGE
             )
         return found
     root = default_cache_dir()
@@ -258,9 +264,7 @@ class _CA:
                 critical=True,
             )
             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), critical=False
-            )
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), critical=False)
         )
         if serving:
             sans: list[x509.GeneralName] = [x509.DNSName(n) for n in server_names]
@@ -408,6 +412,7 @@ class ControlPlane:
         binaries: Binaries | None = None,
         *,
         static_tokens: Sequence[StaticToken] = (),
+        disable_admission_plugins: Sequence[str] = DEFAULT_DISABLED_ADMISSION_PLUGINS,
         extra_apiserver_args: Sequence[str] = (),
         startup_timeout: float = 120.0,
         stop_timeout: float = 15.0,
@@ -418,10 +423,9 @@ class ControlPlane:
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
         self.keep_dir = (
-            keep_dir
-            if keep_dir is not None
-            else os.environ.get("KUBESCHED_CONTROLPLANE_KEEP", "") not in ("", "0")
+            keep_dir if keep_dir is not None else os.environ.get("KUBESCHED_CONTROLPLANE_KEEP", "") not in ("", "0")
         )
+        self._disabled_admission = list(disable_admission_plugins)
         self._extra_apiserver_args = list(extra_apiserver_args)
         self._workdir_parent = workdir_parent
         self.unprivileged_token = secrets.token_urlsafe(24)
@@ -496,9 +500,7 @@ class ControlPlane:
     @property
     def running(self) -> bool:
         return (
-            self._apiserver is not None
-            and self._apiserver.popen is not None
-            and self._apiserver.popen.poll() is None
+            self._apiserver is not None and self._apiserver.popen is not None and self._apiserver.popen.poll() is None
         )
 
     # ---- lifecycle --------------------------------------------------------------------------
@@ -511,9 +513,23 @@ class ControlPlane:
         self.stop()
 
     def start(self) -> ControlPlane:
-        """Generate certificates, start etcd, start kube-apiserver, wait for ``/readyz``."""
+        """Generate certificates, start etcd, start kube-apiserver, wait for ``/readyz``.
+
+        Free ports are picked before the servers bind them, so another process on a shared
+        machine can win the race; such a start is retried on fresh ports a few times.
+        """
         if self._dir is not None:
             raise ControlPlaneError("control plane already started")
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            try:
+                self._start_once()
+                return self
+            except ControlPlaneError as exc:
+                if attempt == _PORT_ATTEMPTS or "address already in use" not in str(exc):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="kubesched-cp-", dir=self._workdir_parent))
         if not self._atexit_registered:
             atexit.register(self.stop)
@@ -527,7 +543,6 @@ class ControlPlane:
         except BaseException:
             self.stop()
             raise
-        return self
 
     def stop(self) -> None:
         """Stop kube-apiserver, then etcd (terminate, then kill); remove the temp dir. Idempotent."""
@@ -695,8 +710,14 @@ class ControlPlane:
             f"--service-account-signing-key-file={pki / 'sa.key'}",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--allow-privileged=true",
-            # No kube-controller-manager creates default ServiceAccounts (envtest does the same).
-            "--disable-admission-plugins=ServiceAccount",
+            f"--disable-admission-plugins={','.join(self._disabled_admission)}",
+            # Only so the extension-apiserver-authentication ConfigMap is complete: without it every
+            # delegating client (kube-scheduler) logs "missing content for CA bundle" forever.
+            f"--requestheader-client-ca-file={self.ca_path}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             "--profiling=false",
             *self._extra_apiserver_args,
         ]
