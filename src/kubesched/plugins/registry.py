@@ -9,6 +9,7 @@ from kubesched.framework.registry import Registry
 def in_tree_registry() -> Registry:
     from kubesched.plugins import names
     from kubesched.plugins.defaultbinder import DefaultBinder
+    from kubesched.plugins.defaultpreemption import DefaultPreemption
     from kubesched.plugins.imagelocality import ImageLocality
     from kubesched.plugins.interpodaffinity import InterPodAffinity
     from kubesched.plugins.nodeaffinity import NodeAffinity
@@ -30,6 +31,7 @@ def in_tree_registry() -> Registry:
     r = Registry()
     r.register(names.PRIORITY_SORT, PrioritySort)
     r.register(names.DEFAULT_BINDER, DefaultBinder)
+    r.register(names.DEFAULT_PREEMPTION, DefaultPreemption)
     r.register(names.NODE_RESOURCES_FIT, Fit)
     r.register(names.SCHEDULING_GATES, SchedulingGates)
     r.register(names.TAINT_TOLERATION, TaintToleration)

@@ -1,0 +1,5 @@
+"""DefaultPreemption."""
+
+from .default_preemption import DefaultPreemption
+
+__all__ = ["DefaultPreemption"]
