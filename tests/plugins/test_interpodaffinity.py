@@ -1301,3 +1301,23 @@ def test_through_the_framework_with_a_nominated_pod() -> None:
     assert (st.code, st.reasons, st.plugin) == (U, [ANTI], "InterPodAffinity")
     # The dry run with the nominated pod worked on a clone: the cycle's own state is untouched.
     assert fw.run_filter_plugins(state, pod, ni_b).is_success()
+
+
+def test_memoised_counts_follow_node_changes_across_cycles() -> None:
+    """Per-node term matches are reused across cycles only while the node is unchanged."""
+    nodes = [_rzh("nodeA", "z1"), _rzh("nodeB", "z2")]
+    pl, handle = new_plugin([P().node("nodeA").labels({"app": "db"}).obj()], nodes)
+    pod = PodInfo(P().pod_anti_affinity_in("app", "zone", ["db"]).pod_affinity_in("app", "region", ["db"]).obj())
+
+    def counts() -> tuple[Any, Any]:
+        state = CycleState()
+        _, st = pl.pre_filter(state, pod, handle.snapshot.list())
+        assert st is None
+        s = state.read_as(PRE_FILTER_STATE_KEY, PreFilterState)
+        return s.affinity_counts, s.anti_affinity_counts
+
+    assert counts() == ({"region": {"r1": 1}}, {"zone": {"z1": 1}})
+    ni_b = handle.snapshot.get("nodeB")
+    assert ni_b is not None
+    ni_b.add_pod(PodInfo(P().node("nodeB").labels({"app": "db"}).obj()))
+    assert counts() == ({"region": {"r1": 2}}, {"zone": {"z1": 1, "z2": 1}})

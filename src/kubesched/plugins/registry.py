@@ -17,6 +17,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.nodeports import NodePorts
     from kubesched.plugins.noderesources import BalancedAllocation, Fit
     from kubesched.plugins.nodeunschedulable import NodeUnschedulable
+    from kubesched.plugins.podtopologyspread import PodTopologySpread
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
     from kubesched.plugins.tainttoleration import TaintToleration
@@ -40,6 +41,7 @@ def in_tree_registry() -> Registry:
     r.register(names.NODE_PORTS, NodePorts)
     r.register(names.NODE_UNSCHEDULABLE, NodeUnschedulable)
     r.register(names.INTER_POD_AFFINITY, InterPodAffinity)
+    r.register(names.POD_TOPOLOGY_SPREAD, PodTopologySpread)
     r.register(names.NODE_RESOURCES_BALANCED_ALLOCATION, BalancedAllocation)
     r.register(names.IMAGE_LOCALITY, ImageLocality)
     r.register(names.VOLUME_BINDING, VolumeBinding)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kubesched.framework.types import NodeInfo, PodInfo
 
+from .memo import NodeMemo
 from .terms import AffinityTerm, pod_affinity_terms
 
 __all__ = [
@@ -29,6 +30,12 @@ ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affini
 
 #: topologyKey -> topology value -> number of matching (pod, term) pairs. Zero entries are removed.
 TopologyCounts = dict[str, dict[str, int]]
+#: One node's (affinity, anti-affinity) counts as (topologyKey, value, count) entries.
+NodeContribution = tuple[tuple[tuple[str, str, int], ...], tuple[tuple[str, str, int], ...]]
+
+
+def _flatten(counts: TopologyCounts) -> tuple[tuple[str, str, int], ...]:
+    return tuple((k, v, n) for k, inner in counts.items() for v, n in inner.items())
 
 
 def add_count(counts: TopologyCounts, key: str, value: str, delta: int) -> None:
@@ -103,31 +110,46 @@ class PreFilterState:
                     if value is not None and t.matches(pod, ns_labels):
                         add_count(counts, t.topology_key, value, 1)
 
-    def count_incoming(self, nodes: Iterable[NodeInfo]) -> None:
-        """Existing pods matching the incoming pod's affinity (all terms) / anti-affinity (each term)."""
-        aff, anti = self.affinity_terms, self.anti_affinity_terms
-        if not aff and not anti:
+    def count_incoming(self, nodes: Iterable[NodeInfo], memo: NodeMemo[NodeContribution] | None = None) -> None:
+        """Existing pods matching the incoming pod's affinity (all terms) / anti-affinity (each term).
+
+        A node's contribution depends only on the terms and the node, so ``memo`` keeps it across
+        cycles until the node changes.
+        """
+        if not self.affinity_terms and not self.anti_affinity_terms:
             return
-        aff_keys = [t.topology_key for t in aff]
+        table = memo.table((self.affinity_terms, self.anti_affinity_terms)) if memo is not None else {}
+        get = NodeMemo.get
         for ni in nodes:
-            labels = ni.labels
-            aff_values = [labels.get(k) for k in aff_keys]
-            anti_values = [labels.get(t.topology_key) for t in anti]
-            if all(v is None for v in aff_values) and all(v is None for v in anti_values):
-                continue
-            for existing in ni.pods:
-                self._count_pod(existing, aff_values, anti_values, 1)
+            aff, anti = get(table, ni, self._node_contribution)
+            for key, value, n in aff:
+                add_count(self.affinity_counts, key, value, n)
+            for key, value, n in anti:
+                add_count(self.anti_affinity_counts, key, value, n)
+
+    def _node_contribution(self, ni: NodeInfo) -> NodeContribution:
+        labels = ni.labels
+        aff_values = [labels.get(t.topology_key) for t in self.affinity_terms]
+        anti_values = [labels.get(t.topology_key) for t in self.anti_affinity_terms]
+        if all(v is None for v in aff_values) and all(v is None for v in anti_values):
+            return (), ()
+        aff: TopologyCounts = {}
+        anti: TopologyCounts = {}
+        for existing in ni.pods:
+            self._count_pod(existing, aff_values, anti_values, 1, aff, anti)
+        return _flatten(aff), _flatten(anti)
 
     def _count_pod(
-        self, pod: PodInfo, aff_values: list[str | None], anti_values: list[str | None], delta: int
+        self, pod: PodInfo, aff_values: list[str | None], anti_values: list[str | None], delta: int,
+        aff: TopologyCounts, anti: TopologyCounts,
     ) -> None:
         if any(v is not None for v in aff_values) and pod_matches_all_terms(self.affinity_terms, pod):
             for t, v in zip(self.affinity_terms, aff_values, strict=True):
                 if v is not None:
-                    add_count(self.affinity_counts, t.topology_key, v, delta)
+                    add_count(aff, t.topology_key, v, delta)
         for t, v in zip(self.anti_affinity_terms, anti_values, strict=True):
             if v is not None and t.matches(pod, None):
-                add_count(self.anti_affinity_counts, t.topology_key, v, delta)
+                add_count(anti, t.topology_key, v, delta)
 
     # -- PreFilterExtensions --------------------------------------------------------------------
     def update_with_pod(self, other: PodInfo, node_labels: Mapping[str, str], delta: int) -> None:
@@ -142,6 +164,8 @@ class PreFilterState:
             [node_labels.get(t.topology_key) for t in self.affinity_terms],
             [node_labels.get(t.topology_key) for t in self.anti_affinity_terms],
             delta,
+            self.affinity_counts,
+            self.anti_affinity_counts,
         )
 
     # -- Filter ---------------------------------------------------------------------------------

@@ -23,11 +23,13 @@ from .filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    NodeContribution,
     PreFilterState,
     pod_matches_all_terms,
 )
+from .memo import NodeMemo
 from .namespaces import NamespaceIndex, namespace_index
-from .scoring import PreScoreState, normalize
+from .scoring import PreScoreState, ScoreContribution, normalize
 from .terms import AffinityTerm, WeightedAffinityTerm, parse_pod_affinity_terms, pod_affinity_terms
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
@@ -62,6 +64,8 @@ class InterPodAffinity:
         if errs:
             raise ValueError("; ".join(str(e) for e in errs))
         self.handle = handle
+        self._filter_memo: NodeMemo[NodeContribution] = NodeMemo()
+        self._score_memo: NodeMemo[ScoreContribution] = NodeMemo()
 
     def _snapshot(self) -> Any:
         return self.handle.snapshot_shared_lister()
@@ -83,7 +87,7 @@ class InterPodAffinity:
         s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list())
         if not s.existing_anti_affinity_counts and not affinity and not anti_affinity:
             return None, Status(Code.SKIP)
-        s.count_incoming(snapshot.list())
+        s.count_incoming(snapshot.list(), self._filter_memo)
         s.matches_own_affinity = pod_matches_all_terms(affinity, pod)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
@@ -146,7 +150,7 @@ class InterPodAffinity:
             namespaces.labels_of(pod.namespace),
             self.args.hard_pod_affinity_weight,
         )
-        s.process_nodes(all_nodes, has_constraints)
+        s.process_nodes(all_nodes, has_constraints, self._score_memo)
         if not s.matched:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, s)

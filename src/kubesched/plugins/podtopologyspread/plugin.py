@@ -1,0 +1,287 @@
+"""PodTopologySpread: spread pods evenly over topology domains
+(upstream ``pkg/scheduler/framework/plugins/podtopologyspread/{plugin,common,filtering,scoring}.go``, v1.35).
+
+``whenUnsatisfiable: DoNotSchedule`` constraints filter, ``ScheduleAnyway`` ones score. A pod
+without constraints gets the configured defaults: with ``defaultingType: System`` that is
+hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway, applied only when Services or the
+pod's ReplicationController/ReplicaSet/StatefulSet give a selector (upstream ``DefaultSelector``).
+The NodeInclusionPolicy and MatchLabelKeys gates are GA/on in v1.35 and always honoured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubesched.api.errors import InvalidObjectError
+from kubesched.config.plugin_args import PodTopologySpreadArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.plugins import names
+
+from .common import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    TopologySpreadConstraint,
+    WorkloadIndex,
+    filter_constraints,
+    node_labels_match_spread_constraints,
+    with_selector,
+    workload_index,
+)
+from .filtering import ERR_REASON_NODE_LABEL_NOT_MATCH, PreFilterState
+from .memo import MatchCountMemo
+from .scoring import PreScoreState, normalize
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
+PRE_SCORE_STATE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
+
+_Constraints = tuple[list[TopologySpreadConstraint], list[TopologySpreadConstraint]]
+
+
+class ConstraintsError(ValueError):
+    """A constraint's labelSelector cannot be parsed (upstream ``getConstraints`` error)."""
+
+
+class PodTopologySpread:
+    name = names.POD_TOPOLOGY_SPREAD
+    args_type = PodTopologySpreadArgs
+
+    def __init__(self, args: PodTopologySpreadArgs | None, handle: Any) -> None:
+        self.args = args or PodTopologySpreadArgs()
+        errs = self.args.validate()
+        if errs:
+            raise ValueError("; ".join(str(e) for e in errs))
+        self.handle = handle
+        self.memo = MatchCountMemo()
+        self.system_defaulted = self.args.defaulting_type == PodTopologySpreadArgs.SYSTEM
+        self.default_constraints: Sequence[Mapping[str, Any]] = (
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(self.args.default_constraints)
+        )
+
+    # ------------------------------------------------------------------------------------------
+    # constraints
+    # ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _explicit(pod: PodInfo) -> _Constraints:
+        """The pod's own (hard, soft) constraints, parsed once per PodInfo."""
+        cached = pod.cache.get(names.POD_TOPOLOGY_SPREAD)
+        if cached is None:
+            raw = pod.spec.get("topologySpreadConstraints") or []
+            try:
+                cached = (
+                    filter_constraints(raw, pod.labels, DO_NOT_SCHEDULE),
+                    filter_constraints(raw, pod.labels, SCHEDULE_ANYWAY),
+                )
+            except InvalidObjectError as err:
+                cached = err
+            pod.cache[names.POD_TOPOLOGY_SPREAD] = cached
+        if isinstance(cached, InvalidObjectError):
+            raise cached
+        result: _Constraints = cached
+        return result
+
+    def constraints(self, pod: PodInfo, action: str, workloads: WorkloadIndex) -> list[TopologySpreadConstraint]:
+        """``getConstraints``: the pod's constraints for ``action``, else the default ones.
+
+        Raises ConstraintsError, with upstream's message, for an unparsable selector.
+        """
+        kind = "hard" if action == DO_NOT_SCHEDULE else "soft"
+        if pod.spec.get("topologySpreadConstraints"):
+            try:
+                hard, soft = self._explicit(pod)
+            except InvalidObjectError as err:
+                raise ConstraintsError(f"obtaining pod's {kind} topology spread constraints: {err}") from err
+            return hard if action == DO_NOT_SCHEDULE else soft
+        # buildDefaultConstraints: no selector from the pod's workloads means no default spreading.
+        defaults = filter_constraints(self.default_constraints, pod.labels, action)
+        if not defaults:
+            return []
+        selector = workloads.default_selector(pod)
+        if selector.empty:
+            return []
+        return with_selector(defaults, selector)
+
+    # ------------------------------------------------------------------------------------------
+    # PreFilter / Filter
+    # ------------------------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            constraints = self.constraints(pod, DO_NOT_SCHEDULE, workload_index(state, self.handle))
+        except ConstraintsError as err:
+            return None, Status(Code.ERROR, f"get constraints from pod: {err}", error=err)
+        if not constraints:
+            return None, Status(Code.SKIP)
+        s = PreFilterState(pod, constraints)
+        s.count(nodes, self.memo)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_add, node_info, 1)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_remove, node_info, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        reason = s.violation(node_info)
+        if reason is None:
+            return None
+        # A node without the topology label can never satisfy the constraint: preemption cannot help.
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if reason == ERR_REASON_NODE_LABEL_NOT_MATCH else Code.UNSCHEDULABLE
+        return Status(code, reason)
+
+    # ------------------------------------------------------------------------------------------
+    # PreScore / Score / NormalizeScore
+    # ------------------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        all_nodes = self.handle.snapshot_shared_lister().list()
+        if not all_nodes:
+            return Status(Code.SKIP)
+        try:
+            constraints = self.constraints(pod, SCHEDULE_ANYWAY, workload_index(state, self.handle))
+        except ConstraintsError as err:
+            return Status(Code.ERROR, f"calculating preScoreState: {err}", error=err)
+        if not constraints:
+            return Status(Code.SKIP)
+        # Only explicit or List-defaulted constraints need every topology label: with the system
+        # defaults, nodes without a zone label still get hostname spreading.
+        require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
+        s = PreScoreState(pod, constraints, memo=self.memo)
+        s.init(nodes, require_all)
+        s.count(all_nodes, require_all)
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = _pre_score_state(state)
+        if isinstance(s, Status):
+            return 0, s
+        return s.score(node_info), None
+
+    def score_extensions(self) -> PodTopologySpread:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        s = _pre_score_state(state)
+        if isinstance(s, Status):
+            return s
+        normalize(scores, s.ignored_nodes)
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # EnqueueExtensions
+    # ------------------------------------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # With QueueingHints on (v1.35), a new toleration of the pending pod itself is an event too.
+        pod_actions = (
+            ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
+        )
+        node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_change),
+        ]
+
+    def _hard_constraints(self, pod: PodInfo) -> list[TopologySpreadConstraint]:
+        return self.constraints(pod, DO_NOT_SCHEDULE, WorkloadIndex(self.handle))
+
+    def is_schedulable_after_pod_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+        target = PodInfo(dict(pod))
+        before = PodInfo(old) if old is not None else None
+        after = PodInfo(new) if new is not None else None
+        if any(p is not None and not _involved(p, target) for p in (after, before)):
+            return QueueingHint.QUEUE_SKIP
+        try:
+            constraints = self._hard_constraints(target)
+        except ConstraintsError:
+            return QueueingHint.QUEUE
+        if before is not None and after is not None:
+            if (
+                after.uid == target.uid
+                and after.tolerations != before.tolerations
+                and any(c.node_taints_policy == HONOR for c in constraints)
+            ):
+                return QueueingHint.QUEUE
+            if dict(after.labels) == dict(before.labels):
+                return QueueingHint.QUEUE_SKIP
+            for c in constraints:
+                if c.selector.matches(before.labels) != c.selector.matches(after.labels):
+                    return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        changed = after if after is not None else before
+        if changed is not None and any(c.selector.matches(changed.labels) for c in constraints):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+        try:
+            constraints = self._hard_constraints(PodInfo(dict(pod)))
+        except ConstraintsError:
+            return QueueingHint.QUEUE
+        old_labels, new_labels = _labels(old), _labels(new)
+        old_match = old is not None and node_labels_match_spread_constraints(old_labels, constraints)
+        new_match = new is not None and node_labels_match_spread_constraints(new_labels, constraints)
+        if old is not None and new is not None:
+            if old_match != new_match:
+                return QueueingHint.QUEUE
+            if new_match and (
+                any(old_labels.get(c.topology_key) != new_labels.get(c.topology_key) for c in constraints)
+                or _taints(old) != _taints(new)
+            ):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if new is not None:
+            return QueueingHint.QUEUE if new_match else QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if old_match else QueueingHint.QUEUE_SKIP
+
+
+def _involved(changed: PodInfo, target: PodInfo) -> bool:
+    """``involvedInTopologySpreading``: the pending pod itself, or an assigned pod of its namespace."""
+    return changed.uid == target.uid or (bool(changed.node_name) and changed.namespace == target.namespace)
+
+
+def _labels(obj: Any) -> Mapping[str, str]:
+    labels = ((obj or {}).get("metadata") or {}).get("labels")
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def _taints(obj: Any) -> list[Any]:
+    taints = ((obj or {}).get("spec") or {}).get("taints")
+    return list(taints) if isinstance(taints, list) else []
+
+
+def _pre_filter_state(state: CycleState) -> PreFilterState | Status:
+    s = state.get(PRE_FILTER_STATE_KEY)
+    if isinstance(s, PreFilterState):
+        return s
+    return Status(Code.ERROR, f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+
+
+def _pre_score_state(state: CycleState) -> PreScoreState | Status:
+    s = state.get(PRE_SCORE_STATE_KEY)
+    if isinstance(s, PreScoreState):
+        return s
+    return Status(Code.ERROR, f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
