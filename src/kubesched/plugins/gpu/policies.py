@@ -252,15 +252,17 @@ class GpuPacking(Policy):
             return np.zeros(len(nodes), dtype=np.int64)
         free = cluster.gpu_free[nodes]
         all_free = free == cluster.gpu_count[nodes]
-        left = np.sort(cluster.gpu_left[nodes], axis=1)  # padding GPUs (0 left) never fit
-        fits = left >= pod.gpu_milli
-        taken = fits & (np.cumsum(fits, axis=1) <= pod.gpu_count)
-        used_free = (taken & (left == MILLI)).sum(axis=1)
-        ratio = np.where(taken, left * 100 // MILLI, 0).sum(axis=1)
-        shared = np.maximum(MAX_NODE_SCORE - ratio // 10, MAX_NODE_SCORE // 2)
-        on_free = np.maximum(MAX_NODE_SCORE // 2 - used_free, MAX_NODE_SCORE // 3)
-        partly = np.where(used_free > 0, on_free, shared)
-        partly = np.where(taken.sum(axis=1) < pod.gpu_count, 0, partly)
+        if pod.gpu_milli == MILLI:
+            # the first k GPUs that fit a whole-GPU pod are free ones: u = k
+            on_free = max(MAX_NODE_SCORE // 2 - pod.gpu_count, MAX_NODE_SCORE // 3)
+            partly = np.where(free < pod.gpu_count, 0, on_free)
+        else:
+            # a shared pod (one GPU) takes the least-left GPU that fits (padding GPUs never fit)
+            left = cluster.gpu_left[nodes]
+            least = np.where(left >= pod.gpu_milli, left, MILLI + 1).min(axis=1)
+            shared = np.maximum(MAX_NODE_SCORE - least * 100 // MILLI // 10, MAX_NODE_SCORE // 2)
+            on_free = max(MAX_NODE_SCORE // 2 - 1, MAX_NODE_SCORE // 3)
+            partly = np.where(least > MILLI, 0, np.where(least == MILLI, on_free, shared))
         return np.where(all_free, np.maximum(MAX_NODE_SCORE // 3 - free, free), partly)
 
 
