@@ -82,7 +82,7 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
         for name, s in outcome.statuses.items():
             entry["filter"][name] = {"code": _code(s), "reasons": list(s.reasons)}
         first = outcome.first_failure()
-        if first is None or first.is_skip():
+        if first is None:
             feasible.append(ni)
         else:
             diagnosis.node_to_status[ni.name] = first

@@ -19,6 +19,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.errors import InvalidObjectError
 from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 
 from .cycle_state import CycleState
@@ -109,7 +110,7 @@ class FilterOutcome:
 
     def first_failure(self) -> Status | None:
         for s in self.statuses.values():
-            if not s.is_success():
+            if not s.is_success() and not s.is_skip():
                 return s
         return None
 
@@ -286,7 +287,10 @@ class Framework:
         try:
             result = fn()
         except Exception as err:
-            log.exception("plugin %s failed at %s", plugin.name, point)
+            if isinstance(err, InvalidObjectError):  # bad input, not a bug: no traceback
+                log.warning("plugin %s at %s: invalid object: %s", plugin.name, point, err)
+            else:
+                log.exception("plugin %s failed at %s", plugin.name, point)
             return Status(Code.ERROR, str(err) or type(err).__name__, error=err, plugin=plugin.name)
         if result is None:
             return Status(Code.SUCCESS)

@@ -9,7 +9,7 @@ usual extension points, load unchanged. What they do:
 * A pod without PersistentVolumeClaim volumes, generic ephemeral volumes (the volume plugins) or
   ``spec.resourceClaims`` (DynamicResources) is not concerned: PreFilter returns Skip, as upstream
   does for such pods, and every other point is a no-op (VolumeBinding's PreScore skips, its Score
-  is 0; DynamicResources' PostFilter answers upstream's "no new claims to deallocate").
+  is 0; DynamicResources' PostFilter adds no message, as upstream since kubernetes#129823).
 * A pod that has them is rejected at PreFilter with UnschedulableAndUnresolvable and a message
   saying kubesched does not support them yet, rather than being placed on a node whose volumes or
   devices were never checked.
@@ -182,7 +182,11 @@ class DynamicResources:
     def post_filter(
         self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status | None]:
-        # Upstream deallocates claims that block the pod; with no claims there is nothing to free.
+        # Upstream deallocates claims that block the pod. A pod without claims gets no message, so the
+        # FailedScheduling text carries none (kubernetes#129823 removed "no new claims to deallocate"
+        # from such pods' messages).
+        if not pod_has_resource_claims(pod):
+            return None, Status(Code.UNSCHEDULABLE)
         return None, Status(Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
