@@ -226,6 +226,7 @@ class Scheduler:
         )
         self._bound_uids: set[str] = set()
         self._lock = threading.Lock()
+        self.log_plugins()
 
     def log_plugins(self) -> None:
         for name, fw in self.frameworks.items():
