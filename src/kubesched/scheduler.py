@@ -426,6 +426,9 @@ class Scheduler:
         diagnosis = _Diag()
         all_nodes = self.snapshot.node_infos
         pre_res, s, narrowing = fw.run_pre_filter_plugins(state, pi, all_nodes)
+        # Every plugin whose result narrowed the nodes is a rejector (upstream), also when the
+        # narrowing left no node at all.
+        diagnosis.unschedulable_plugins |= narrowing
         if not s.is_success():
             if not s.is_rejected():
                 raise _CycleError(s)
@@ -434,7 +437,6 @@ class Scheduler:
             if s.plugin:
                 diagnosis.unschedulable_plugins.add(s.plugin)
             return [], diagnosis
-        diagnosis.unschedulable_plugins |= narrowing
 
         nominated = str((pi.pod.get("status") or {}).get("nominatedNodeName") or "")
         if nominated:

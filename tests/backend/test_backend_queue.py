@@ -146,20 +146,35 @@ def test_error_pods_are_not_popped_early() -> None:
     assert where(q, "err") == "active"
 
 
+def requeued_by_event(q: SchedulingQueue, name: str) -> None:
+    """Pop ``name``, reject it by plugin A, and let a node it may fit on arrive: backoffQ."""
+    fail(q, name, plugins={"A"})
+    q.move_all_to_active_or_backoff(NODE_ADD, None, make_node("good").label("good", "true").obj())
+    assert where(q, name) == "backoff"
+
+
 def test_rejected_pods_in_backoff_are_popped_early() -> None:
     q, _ = new_queue()
     q.add(make_pod("rej").obj())
-    fail(q, "rej")  # rejected without plugins: straight to backoffQ
-    assert where(q, "rej") == "backoff"
+    requeued_by_event(q, "rej")
     assert q.has_active()
     qpi = q.pop()  # SchedulerPopFromBackoffQ: activeQ is empty, so backoffQ is popped early
     assert qpi is not None and qpi.pod_info.name == "rej"
 
 
+def test_failure_without_rejecting_plugin_counts_as_an_error() -> None:
+    q, _ = new_queue()
+    q.add(make_pod("p").obj())
+    qpi = fail(q, "p")  # e.g. "no nodes available": no plugin to wait for
+    assert (qpi.consecutive_errors, qpi.unschedulable_count) == (1, 0)
+    assert where(q, "p") == "backoff"
+    assert q.pop() is None  # never retried at once, even with activeQ empty
+
+
 def test_pop_from_backoff_q_only_when_active_q_is_empty() -> None:
     q, _ = new_queue()
     q.add(make_pod("b").obj())
-    fail(q, "b")
+    requeued_by_event(q, "b")
     q.add(make_pod("a").obj())
     first, second = q.pop(), q.pop()
     assert first is not None and second is not None
@@ -170,7 +185,7 @@ def test_pop_from_backoff_q_only_when_active_q_is_empty() -> None:
 def test_pop_from_backoff_q_disabled() -> None:
     q, clock = new_queue(pop_from_backoff_q=False)
     q.add(make_pod("b").obj())
-    fail(q, "b")
+    requeued_by_event(q, "b")
     assert q.pop() is None
     clock.step(1)
     qpi = q.pop()

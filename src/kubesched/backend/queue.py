@@ -115,6 +115,10 @@ class SchedulingQueue:
         #: uid -> sequence number of the pod's live backoff heap entry; older entries are stale
         #: (the pod left backoffQ and came back with a new expiry) and must not release it.
         self._backoff_seq: dict[str, int] = {}
+        #: Counts the cluster events the queue has seen; with the count at each pod's last attempt
+        #: it tells whether retrying a backing-off pod may give another result (simulator's end).
+        self.events_seen = 0
+        self._attempt_events: dict[str, int] = {}
         self._unschedulable: dict[str, tuple[QueuedPodInfo, float]] = {}
         self._in_flight: dict[str, _InFlight] = {}
         self._events: list[tuple[ClusterEvent, Any, Any]] = []
@@ -219,6 +223,7 @@ class SchedulingQueue:
 
     def _start(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
         self.scheduling_cycle += 1
+        self._attempt_events[qpi.pod_info.uid] = self.events_seen
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.clock.now()
@@ -266,13 +271,17 @@ class SchedulingQueue:
                 self._trim_events()
                 return
             qpi.timestamp = self.clock.now()
+            rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+            # Upstream counts every failure without a rejecting plugin as an error: it backs off
+            # in the error queue, which is never popped early (else it would be retried at once,
+            # forever, while activeQ is empty).
+            error = error or not rejectors
             if error:
                 qpi.consecutive_errors += 1
             else:
                 qpi.consecutive_errors = 0
                 qpi.unschedulable_count += 1
-            rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-            if error or not rejectors:
+            if error:
                 self._push_backoff(qpi, "ScheduleAttemptFailure")
             else:
                 strategy = _Strategy.SKIP
@@ -307,7 +316,8 @@ class SchedulingQueue:
         self._backoff_seq[uid] = seq
         heap = self._error_backoff if qpi.consecutive_errors else self._backoff
         heapq.heappush(heap, (expiry, seq, uid))
-        self.clock.call_later(max(0.0, expiry - self.clock.now()), self.flush_backoff_q_completed)
+        # Housekeeping for the simulator's clock: whether the retry matters is retry_may_help().
+        self.clock.call_later(max(0.0, expiry - self.clock.now()), self.flush_backoff_q_completed, daemon=True)
         self._inc(BACKOFF_Q, event)
         self._cond.notify()
 
@@ -394,6 +404,7 @@ class SchedulingQueue:
     ) -> None:
         """A cluster event: retry the unschedulable/gated pods it may help (upstream name)."""
         with self._cond:
+            self.events_seen += 1
             if self._in_flight:
                 self._events.append((event, old, new))
             if not self._unschedulable:
@@ -434,6 +445,7 @@ class SchedulingQueue:
     # ------------------------------------------------------------------------------------------
     def update(self, old: dict[str, Any] | None, new: dict[str, Any], event: ClusterEvent | None = None) -> None:
         with self._cond:
+            self.events_seen += 1
             uid = PodInfo(new).uid
             item = self._active_uids.get(uid)
             if item is not None:
@@ -466,7 +478,9 @@ class SchedulingQueue:
 
     def delete(self, pod: Mapping[str, Any]) -> None:
         with self._cond:
+            self.events_seen += 1
             uid = PodInfo(dict(pod)).uid
+            self._attempt_events.pop(uid, None)
             self._active_uids.pop(uid, None)
             self._drop_backoff(uid)
             self._unschedulable.pop(uid, None)
@@ -529,6 +543,21 @@ class SchedulingQueue:
 
     def in_flight_count(self) -> int:
         return len(self._in_flight)
+
+    def retry_may_help(self) -> bool:
+        """Could a pod waiting out its backoff get another result when retried?
+
+        Yes while its backoff still grows (a transient failure gets a few retries), or when the
+        cluster changed since its last attempt. A deterministic simulation ends when no retry
+        can, instead of retrying a permanently failing pod every 10 s forever.
+        """
+        with self._cond:
+            for uid, qpi in self._backoff_pods.items():
+                if self.backoff_duration(qpi) < self.max_backoff:
+                    return True
+                if self.events_seen > self._attempt_events.get(uid, -1):
+                    return True
+            return False
 
 
 def event_for_resource(resource: EventResource, action: Any, label: str = "") -> ClusterEvent:

@@ -2,7 +2,8 @@
 
 The loop alternates between firing what is due now (arrivals, bindings, completions, timers) and
 scheduling every pod the queue can pop, then jumps the clock to the next pending timer. It stops
-when nothing left could change (only housekeeping timers remain) or at ``until``.
+when nothing left could change (only housekeeping timers remain, and no backing-off pod could
+fare differently on a retry) or at ``until``.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def run(
         if sched.queue.has_active():
             continue
         nxt = clock.next_time()
-        if nxt is None or not clock.has_live_timers():
+        if nxt is None or not (clock.has_live_timers() or sched.queue.retry_may_help()):
             break
         if until is not None and nxt > until:
             clock.advance_to(until)
