@@ -185,6 +185,7 @@ class Cache:
                 snapshot.node_info_map = fresh.node_info_map
                 snapshot.index = fresh.index
                 snapshot.table = fresh.table
+                snapshot.invalidate()
                 self._structure_changed = False
             else:
                 for name in self._dirty:

@@ -74,6 +74,8 @@ class Snapshot:
         self.index: dict[str, int] = {ni.name: i for i, ni in enumerate(self.node_infos)}
         self.table = NodeTable.build(self.node_infos)
         self.generation = 0
+        self._with_affinity: builtins.list[NodeInfo] | None = None
+        self._with_anti_affinity: builtins.list[NodeInfo] | None = None
 
     # -- upstream's NodeInfoLister --------------------------------------------------------------
     def list(self) -> list[NodeInfo]:
@@ -83,10 +85,20 @@ class Snapshot:
         return self.node_info_map.get(name)
 
     def have_pods_with_affinity_list(self) -> builtins.list[NodeInfo]:
-        return [ni for ni in self.node_infos if ni.pods_with_affinity]
+        """Nodes with pods that have (anti-)affinity; cached until a node changes."""
+        if self._with_affinity is None:
+            self._with_affinity = [ni for ni in self.node_infos if ni.pods_with_affinity]
+        return self._with_affinity
 
     def have_pods_with_required_anti_affinity_list(self) -> builtins.list[NodeInfo]:
-        return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
+        if self._with_anti_affinity is None:
+            self._with_anti_affinity = [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
+        return self._with_anti_affinity
+
+    def invalidate(self) -> None:
+        """Drop derived lists after the node list or a node changed."""
+        self._with_affinity = None
+        self._with_anti_affinity = None
 
     def num_nodes(self) -> int:
         return len(self.node_infos)
@@ -95,6 +107,11 @@ class Snapshot:
     def replace_node(self, ni: NodeInfo) -> None:
         """Swap in an updated NodeInfo for a node already in the snapshot (same position)."""
         i = self.index[ni.name]
+        old = self.node_infos[i]
         self.node_infos[i] = ni
         self.node_info_map[ni.name] = ni
         self.table.set_row(i, ni)
+        if old.pods_with_affinity or ni.pods_with_affinity:
+            self._with_affinity = None
+        if old.pods_with_required_anti_affinity or ni.pods_with_required_anti_affinity:
+            self._with_anti_affinity = None
