@@ -1,0 +1,95 @@
+"""How many feasible nodes a cycle looks for, and where the search starts.
+
+Ported from pkg/scheduler/schedule_one_test.go: ``TestNumFeasibleNodesToFind`` (table) and
+``TestFairEvaluationForNodes`` (the start index rotates by the number of nodes processed, so every
+node gets its turn). Profile-level percentageOfNodesToScore overriding the global one is
+hand-computed from ``numFeasibleNodesToFind``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sched_fakes import fake
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Code, Status
+from kubesched.scheduler import num_feasible_nodes_to_find
+from kubesched.testing import TestFramework, make_node, make_pod, new_framework
+
+
+@pytest.mark.parametrize(("percentage", "num_all_nodes", "want"), [
+    (0, 10, 10),        # not set, nodes not more than 50
+    (40, 10, 10),       # set, nodes not more than 50
+    (0, 1000, 420),     # not set, more than 50: 50 - 1000/125 = 42 %
+    (40, 1000, 400),    # set, more than 50
+    (0, 6000, 300),     # not set, more than 50*125: at least 5 %
+    (40, 6000, 2400),   # set, more than 50*125
+    # hand-computed edges
+    (0, 99, 99),        # below minFeasibleNodesToFind: every node
+    (0, 100, 100),      # 50 % of 100 = 50, but at least 100
+    (1, 5000, 100),     # 1 % of 5000 = 50, but at least 100
+    (100, 5000, 5000),
+])
+def test_num_feasible_nodes_to_find(percentage: int, num_all_nodes: int, want: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, num_all_nodes) == want
+
+
+def _cluster(n: int, *plugins: Any, **config: Any) -> TestFramework:
+    fw = new_framework(list(plugins), nodes=[make_node(str(i)).capacity(cpu="4").obj() for i in range(n)])
+    for k, v in config.items():
+        setattr(fw.scheduler.config, k, v)
+    fw.refresh()
+    return fw
+
+
+def _find(fw: TestFramework) -> list[str]:
+    feasible, _ = fw.scheduler.find_nodes_that_fit_pod(fw.framework, CycleState(), fw.pod_info(make_pod("p").obj()))
+    return [ni.name for ni in feasible]
+
+
+TRUE_FILTER = fake("TrueFilter", filter=lambda s, p, ni: None)
+
+
+@pytest.mark.parametrize("plugins", [
+    [TRUE_FILTER],          # per-node Filter
+    ["NodeResourcesFit"],   # batch Filter over the node table
+    [],                     # no Filter plugin at all
+], ids=["per-node", "batch", "no-filter"])
+def test_fair_evaluation_for_nodes(plugins: list[Any]) -> None:
+    n = 500
+    fw = _cluster(n, *plugins, percentage_of_nodes_to_score=30)  # 500 % 150 != 0
+    to_find = num_feasible_nodes_to_find(30, n)
+    assert to_find == 150
+    for i in range(2 * (n // to_find + 1)):  # more than twice round the node list
+        start = i * to_find % n
+        got = _find(fw)
+        assert got == [str((start + k) % n) for k in range(to_find)]
+        assert fw.scheduler.next_start_node_index == (i + 1) * to_find % n
+
+
+def test_start_index_advances_by_processed_nodes_including_rejected_ones() -> None:
+    odd_only = fake("OddOnly",
+                    filter=lambda s, p, ni: None if int(ni.name) % 2 else Status(Code.UNSCHEDULABLE, "even"))
+    fw = _cluster(500, odd_only, percentage_of_nodes_to_score=30)
+    got = _find(fw)
+    assert got == [str(k) for k in range(1, 300, 2)]  # 150 feasible nodes found among the first 300
+    assert fw.scheduler.next_start_node_index == 300  # nodes 0..299: 150 rejected + 150 feasible
+
+
+def test_small_clusters_evaluate_every_node() -> None:
+    reject_3 = fake("Reject3", filter=lambda s, p, ni: Status(Code.UNSCHEDULABLE, "no") if ni.name == "3" else None)
+    fw = _cluster(10, reject_3)
+    assert _find(fw) == [str(k) for k in range(10) if k != 3]
+    assert fw.scheduler.next_start_node_index == 0  # (0 + 10) % 10
+
+
+def test_profile_percentage_overrides_the_global_one() -> None:
+    fw = _cluster(1000, TRUE_FILTER, percentage_of_nodes_to_score=10)
+    assert len(_find(fw)) == 100  # global 10 %: 100 nodes
+    fw.framework.profile.percentage_of_nodes_to_score = 40
+    assert len(_find(fw)) == 400
+    fw.framework.profile.percentage_of_nodes_to_score = None
+    fw.scheduler.config.percentage_of_nodes_to_score = 0
+    assert len(_find(fw)) == 420  # adaptive: 50 - 1000/125 = 42 %
