@@ -78,6 +78,12 @@ EXTENSION_POINTS: dict[str, tuple[str, type]] = {
 #: Points whose plugins' EnqueueExtensions are honoured (upstream: those that can reject a pod).
 _REQUEUE_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
 
+#: kubesched extension (no upstream plugin sets it): a plugin class attribute saying that its
+#: PreEnqueue is part of what it does at its other points, so the profile runs it at PreEnqueue
+#: wherever it enables the plugin (e.g. a time-window Filter that gates pods outside the window).
+#: An explicit ``preEnqueue: disabled`` of the plugin (or of ``*``) still turns it off there.
+IMPLIED_PRE_ENQUEUE = "implied_pre_enqueue"
+
 
 class FrameworkError(ValueError):
     """A profile that cannot be built (unknown plugin, duplicate, missing QueueSort/Bind...)."""
@@ -198,6 +204,7 @@ class Framework:
                     )
                 self.points[attr].append(plugin)
             self._expand_multi_point(attr, upstream, proto, pset, plugins.multi_point)
+        self._add_implied_pre_enqueue(plugins.pre_enqueue)
 
         self._score_weights(plugins)
         if len(self.points["queue_sort"]) != 1:
@@ -230,6 +237,21 @@ class Framework:
             multi_enabled.append(ref.name)
         order = [n for n in enabled if n in overrides] + multi_enabled + [n for n in enabled if n not in overrides]
         self.points[attr] = [self.plugins[n] for n in order]
+
+    def _add_implied_pre_enqueue(self, pset: PluginSet) -> None:
+        """Append, after the configured PreEnqueue plugins, every enabled plugin that declares
+        ``implied_pre_enqueue`` and is not at PreEnqueue yet (see :data:`IMPLIED_PRE_ENQUEUE`)."""
+        disabled = {r.name for r in pset.disabled}
+        for name, plugin in self.plugins.items():
+            if getattr(plugin, IMPLIED_PRE_ENQUEUE, False) is not True:
+                continue
+            if not _implements(plugin, PreEnqueuePlugin):
+                raise FrameworkError(
+                    f"profile {self.profile_name!r}: plugin {name!r} sets {IMPLIED_PRE_ENQUEUE} "
+                    "but does not extend PreEnqueue plugin"
+                )
+            if plugin not in self.points["pre_enqueue"] and not disabled & {name, "*"}:
+                self.points["pre_enqueue"].append(plugin)
 
     def _score_weights(self, plugins: Plugins) -> None:
         weights: dict[str, int] = {}
@@ -730,4 +752,12 @@ class Framework:
         return bool(self.points["score"])
 
 
-__all__ = ["EXTENSION_POINTS", "FilterOutcome", "Framework", "FrameworkError", "PluginRef", "ScoreResult"]
+__all__ = [
+    "EXTENSION_POINTS",
+    "IMPLIED_PRE_ENQUEUE",
+    "FilterOutcome",
+    "Framework",
+    "FrameworkError",
+    "PluginRef",
+    "ScoreResult",
+]
