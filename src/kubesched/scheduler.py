@@ -277,15 +277,17 @@ class Scheduler:
 
     def on_pod_delete(self, pod: dict[str, Any]) -> None:
         pi = PodInfo(pod)
-        if self._assigned(pod) or self.cache.get_pod(pi.uid) is not None:
+        if self._assigned(pod) or (self.cache.get_pod(pi.uid) is not None and not self.cache.is_assumed(pi.uid)):
             self.cache.remove_pod(pi)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
-        else:
-            self.queue.delete(pod)
-            for fw in self.frameworks.values():
-                wp = fw.get_waiting_pod(pi.uid)
-                if wp is not None:
-                    wp.reject("", "pod deleted")
+            return
+        # Upstream deletePodFromSchedulingQueue: an unbound pod leaves the queue; if it was waiting
+        # at Permit it is rejected now (its binding cycle then unreserves and forgets it), and its
+        # resources are as good as freed.
+        self.queue.delete(pod)
+        rejected = [fw.reject_waiting_pod(pi.uid) for fw in self.frameworks.values()]
+        if any(rejected):
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
 
     def on_node_add(self, node: dict[str, Any]) -> None:
         self.cache.add_node(node)

@@ -351,16 +351,19 @@ def test_permit_rejection_and_error() -> None:
     assert notes(fw, "p") == ['running Permit plugin "P": boom']
 
 
-def test_pod_deleted_while_waiting_is_not_requeued() -> None:
+def test_pod_deleted_while_waiting_is_rejected_at_once_and_not_requeued() -> None:
     log: list[str] = []
     fw = cluster(fake("P", permit=lambda s, p, n: (Status(Code.WAIT), 60)), reserver("R", log))
     add(fw, "p", cpu="1")
     fw.schedule(until=T0 + 1)
+    assert requested_cpu(fw) == 1000
     fw.cluster.delete_pod(fw.cluster.pods["default/p"])
-    fw.schedule()
+    fw.schedule(until=T0 + 2)  # upstream rejects the waiting pod on delete: no 60 s wait
     assert log == ["reserve R", "unreserve R"]
+    assert fw.framework.get_waiting_pod(fw.pod_info(make_pod("p").obj()).uid) is None
     assert queued(fw, "p") is None
     assert requested_cpu(fw) == 0
+    assert fw.cluster.bind_count == {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,3 +525,63 @@ def test_nothing_is_lost() -> None:
     assert bound | pending == set(names)
     assert not bound & pending
     assert all(v == 1 for v in fw.cluster.bind_count.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# the queue seen from the cluster
+# ---------------------------------------------------------------------------------------------
+def test_gated_pod_schedules_once_its_gates_are_removed() -> None:
+    fw = new_framework(["SchedulingGates"], nodes=[make_node("n1").obj()])
+    fw.add_pod(make_pod("g").scheduling_gates("example.com/wait").obj())
+    fw.schedule()
+    assert node_of(fw, "g") is None
+    assert notes(fw, "g") == []  # a gated pod is not attempted at all
+    where = queued(fw, "g")
+    assert where is not None and where[0] == "gated"
+    old = fw.cluster.pods["default/g"]
+    new = {**old, "spec": {**old["spec"], "schedulingGates": []}}
+    fw.cluster.pods["default/g"] = new
+    fw.scheduler.on_pod_update(old, new)
+    fw.schedule()
+    assert node_of(fw, "g") == "n1"
+
+
+def test_custom_queue_sort_orders_the_attempts() -> None:
+    from kubesched.framework.registry import default_registry
+
+    class ByName:
+        name = "ByName"
+
+        def __init__(self, args: Any, handle: Any) -> None:
+            pass
+
+        def less(self, a: Any, b: Any) -> bool:
+            return bool(a.pod_info.name > b.pod_info.name)  # reverse alphabetical
+
+    reg = default_registry(entry_points=False)
+    reg.register("ByName", ByName)
+    cfg = {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "ByName"}, {"name": "DefaultBinder"}],
+                                                    "disabled": [{"name": "*"}]}}}]}
+    fw = new_framework(cfg, nodes=[make_node("n1").obj()], registry=reg)
+    for n in ("b", "c", "a"):
+        fw.add_pod(make_pod(n).priority(100 if n == "a" else 0).obj())
+    fw.schedule()
+    order = [e.name for e in fw.cluster.events if e.reason == "Scheduled"]
+    assert order == ["c", "b", "a"]  # priority plays no part: the profile's QueueSort decides
+
+
+def test_parked_pod_retried_only_by_events_its_plugin_registered() -> None:
+    fw = new_framework(["NodeResourcesFit"], nodes=[make_node("small").capacity(cpu="1").obj()])
+    add(fw, "big", cpu="2")
+    fw.schedule()
+    assert len(notes(fw, "big")) == 1
+    # NodeResourcesFit registered Node/Add and Node/UpdateNodeAllocatable, not label updates.
+    old = fw.cluster.nodes["small"]
+    fw.cluster.update_node(make_node("small").capacity(cpu="1").label("tier", "gold").obj())
+    fw.schedule()
+    assert len(notes(fw, "big")) == 1
+    assert fw.cluster.nodes["small"] is not old
+    fw.cluster.add_node(make_node("large").capacity(cpu="4").obj())
+    fw.schedule()
+    assert node_of(fw, "big") == "large"
+    assert len(notes(fw, "big")) == 1
