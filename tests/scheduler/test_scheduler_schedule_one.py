@@ -15,8 +15,9 @@ import pytest
 from sched_fakes import bound_at, condition, fake, node_of, notes, queued
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.registry import default_registry
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NominatingInfo, PostFilterResult, PreFilterResult
+from kubesched.framework.types import NominatingInfo, PodInfo, PostFilterResult, PreFilterResult
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 
 T0 = 1767225600.0
@@ -547,8 +548,6 @@ def test_gated_pod_schedules_once_its_gates_are_removed() -> None:
 
 
 def test_custom_queue_sort_orders_the_attempts() -> None:
-    from kubesched.framework.registry import default_registry
-
     class ByName:
         name = "ByName"
 
@@ -585,3 +584,54 @@ def test_parked_pod_retried_only_by_events_its_plugin_registered() -> None:
     fw.schedule()
     assert node_of(fw, "big") == "large"
     assert len(notes(fw, "big")) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# nominated pods (RunFilterPluginsWithNominatedPods)
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("nominated_priority", "want"), [(10, Code.UNSCHEDULABLE), (5, Code.UNSCHEDULABLE),
+                                                          (4, Code.SUCCESS)])
+def test_filters_account_for_nominated_pods_of_equal_or_higher_priority(nominated_priority: int,
+                                                                       want: Code) -> None:
+    added: list[str] = []
+
+    class Ext:
+        name = "Ext"
+
+        def __init__(self, args: Any, handle: Any) -> None:
+            pass
+
+        def pre_filter(self, state: Any, pod: Any, nodes: Any) -> tuple[None, None]:
+            return None, None
+
+        def pre_filter_extensions(self) -> Ext:
+            return self
+
+        def add_pod(self, state: Any, pod: Any, pod_to_add: Any, node_info: Any) -> None:
+            added.append(pod_to_add.name)
+
+        def remove_pod(self, state: Any, pod: Any, pod_to_remove: Any, node_info: Any) -> None:
+            pass
+
+    fw = new_framework([Ext, "NodeResourcesFit"], nodes=[make_node("n1").capacity(cpu="4").obj()])
+    nominated = PodInfo(make_pod("hi").priority(nominated_priority).req(cpu="4").obj())
+    fw.scheduler.queue.add_nominated_pod(nominated, "n1")
+    pod = make_pod("lo").priority(5).req(cpu="1").obj()
+    assert fw.run_pre_filter(pod).status.is_success()
+    handle = fw.scheduler.handles["default-scheduler"]
+    s = handle.run_filter_plugins_with_nominated_pods(fw.state, fw.pod_info(pod), fw.node_info("n1"))
+    assert s.code == want
+    assert added == (["hi"] if nominated_priority >= 5 else [])
+    if want != Code.SUCCESS:
+        assert s.message() == "Insufficient cpu"
+    # The real NodeInfo is untouched: the nominated pod was added to a copy.
+    assert fw.node_info("n1").requested.milli_cpu == 0
+
+
+def test_pod_avoids_the_node_a_higher_priority_pod_is_nominated_to() -> None:
+    fw = new_framework(["NodeResourcesFit"], nodes=[make_node(n).capacity(cpu="4").obj() for n in ("n1", "n2")])
+    fw.scheduler.queue.add_nominated_pod(PodInfo(make_pod("hi").priority(10).req(cpu="4").obj()), "n1")
+    for i in range(4):
+        fw.add_pod(make_pod(f"lo{i}").req(cpu="1").obj())
+    fw.schedule()
+    assert {node_of(fw, f"lo{i}") for i in range(4)} == {"n2"}
