@@ -345,12 +345,29 @@ class Scheduler:
         start = time.perf_counter()
         state = CycleState()
         self.stats.attempts += 1
-        result, assumed, status = self.scheduling_cycle(state, fw, qpi, start)
+        try:
+            result, assumed, status = self.scheduling_cycle(state, fw, qpi, start)
+        except Exception as err:  # a bug outside any guarded plugin call must not lose the pod
+            log.exception("scheduling cycle of %s failed", pi.key)
+            self._undo_assume(state, fw, pi)
+            self.handle_scheduling_failure(fw, qpi, Status.as_status(err), _CLEAR, start)
+            return True
         if not status.is_success():
             self.handle_scheduling_failure(fw, qpi, status, result.nominating_info, start)
             return True
         self.cluster.submit(lambda: self._binding_cycle_entry(state, fw, result, qpi, assumed, start))
         return True
+
+    def _undo_assume(self, state: CycleState, fw: Framework, pi: PodInfo) -> None:
+        """Unreserve and forget the pod if the failed cycle got as far as assuming it."""
+        if not self.cache.is_assumed(pi.uid):
+            return
+        assumed = self.cache.get_pod(pi.uid)
+        if assumed is None:
+            return
+        fw.waiting_pods.remove(pi.uid)
+        fw.run_reserve_plugins_unreserve(state, assumed, assumed.node_name)
+        self.cache.forget_pod(assumed)
 
     def scheduling_cycle(
         self, state: CycleState, fw: Framework, qpi: QueuedPodInfo, start: float

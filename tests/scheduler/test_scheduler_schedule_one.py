@@ -635,3 +635,46 @@ def test_pod_avoids_the_node_a_higher_priority_pod_is_nominated_to() -> None:
         fw.add_pod(make_pod(f"lo{i}").req(cpu="1").obj())
     fw.schedule()
     assert {node_of(fw, f"lo{i}") for i in range(4)} == {"n2"}
+
+
+def test_malformed_plugin_result_after_assume_is_an_error_and_the_pod_is_forgotten() -> None:
+    log: list[str] = []
+    broken = {"on": True}
+
+    def permit(s: Any, p: Any, n: Any) -> tuple[Status | None, Any]:
+        return (Status(Code.WAIT), "ten seconds") if broken["on"] else (None, 0)
+
+    fw = cluster(fake("P", permit=permit), reserver("R", log))
+    add(fw, "p", cpu="1")
+    fw.schedule(until=T0 + 0.5)
+    assert log == ["reserve R", "unreserve R"]
+    assert fw.scheduler.cache.assumed_count() == 0
+    assert requested_cpu(fw) == 0
+    assert condition(fw, "p")["reason"] == "SchedulerError"
+    where = queued(fw, "p")
+    assert where is not None and where[0] == "backoff"
+    broken["on"] = False
+    fw.schedule()
+    assert node_of(fw, "p") is not None
+
+
+def test_unexpected_failure_inside_the_cycle_never_loses_the_pod(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: a bug in the runtime itself (after assume) is an Error, not a crash."""
+    log: list[str] = []
+    fw = cluster(reserver("R", log))
+    real = fw.framework.run_permit_plugins
+    calls = {"n": 0}
+
+    def flaky_runtime(*a: Any, **kw: Any) -> Status:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("runtime bug")
+        return real(*a, **kw)
+
+    monkeypatch.setattr(fw.framework, "run_permit_plugins", flaky_runtime)
+    add(fw, "p", cpu="1")
+    fw.schedule()
+    assert notes(fw, "p") == ["runtime bug"]
+    assert log == ["reserve R", "unreserve R", "reserve R"]
+    assert bound_at(fw, "p") == T0 + 1
+    assert fw.cluster.bind_count == {"default/p": 1}

@@ -664,7 +664,8 @@ class Framework:
 
             def call(p: Any = p) -> StatusLike:
                 nonlocal timeout
-                st, timeout = p.permit(state, pod, node_name)
+                st, t = p.permit(state, pod, node_name)
+                timeout = float(t)  # a malformed timeout is this plugin's error, not the scheduler's
                 return cast(StatusLike, st)
 
             s = self._call(p, "Permit", call)
