@@ -33,6 +33,7 @@ from kubesched.framework.events import (
     ClusterEvent,
     EventResource,
 )
+from kubesched.framework.preemption import NodeToStatus
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, ScoreResult
 from kubesched.framework.snapshot import Snapshot
@@ -143,6 +144,19 @@ class FrameworkHandle:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._s.queue.nominated_pods_for_node(node_name)
+
+    def delete_nominated_pod_if_exists(self, pod: PodInfo) -> None:
+        """Upstream ``PodNominator.DeleteNominatedPodIfExists`` (an empty nomination clears it)."""
+        self._s.queue.add_nominated_pod(pod, "")
+
+    @property
+    def metrics(self) -> SchedulerMetrics:
+        return self._s.metrics
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's seeded random source (host tie-breaks, preemption's candidate offset)."""
+        return self._s.rng
 
     def move_pods_on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
         self._s.queue.move_all_to_active_or_backoff(event, old, new)
@@ -382,7 +396,9 @@ class Scheduler:
                 return ScheduleResult(), pi, Status(Code.UNSCHEDULABLE, error=fit)
             if self.metrics is not None and fw.points["post_filter"]:
                 pass
-            pf_result, pf_status = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
+            # Nodes absent from the map share absent_status (all of them when PreFilter rejected).
+            statuses = NodeToStatus(fit.diagnosis.node_to_status, fit.diagnosis.absent_status)
+            pf_result, pf_status = fw.run_post_filter_plugins(state, pi, statuses)
             fit.diagnosis.post_filter_msg = pf_status.message()
             if pf_status.code == Code.ERROR:
                 log.error("status after running PostFilter plugins for pod %s: %s", pi.key, pf_status.message())
