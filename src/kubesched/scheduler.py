@@ -293,6 +293,9 @@ class Scheduler:
         pi = PodInfo(pod)
         if self._assigned(pod) or (self.cache.get_pod(pi.uid) is not None and not self.cache.is_assumed(pi.uid)):
             self.cache.remove_pod(pi)
+            with self._lock:
+                # Gone for good: a pod created again under the same UID is a new pod to schedule.
+                self._bound_uids.discard(pi.uid)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
             return
         # Upstream deletePodFromSchedulingQueue: an unbound pod leaves the queue; if it was waiting

@@ -139,3 +139,13 @@ def test_to_json_reports_rfc3339_times() -> None:
     result = run([make_node("n1").capacity(cpu="1").obj()], [pod("p", arrival="90s")])
     assert result.to_json()["pods"] == [{"namespace": "default", "name": "p", "node": "n1",
                                           "boundAt": "2026-01-01T00:01:30Z", "message": None}]
+
+
+def test_a_pod_name_reused_after_completion_is_scheduled_again() -> None:
+    # Same namespace/name, so the simulator gives both the same UID, as a controller re-creating
+    # a finished pod under its old name would; the second one must still be scheduled.
+    nodes = [make_node("n1").capacity(cpu="1").obj()]
+    result = run(nodes, [pod("job", duration="10s"), pod("job", arrival="20s", duration="10s")])
+    scheduled = [(e.time - T0, e.name) for e in result.events if e.reason == "Scheduled"]
+    assert scheduled == [(0, "job"), (20, "job")]
+    assert result.end - T0 == 30
