@@ -116,7 +116,9 @@ def test_bad_config_exits_2_naming_fields(tmp_path: Path) -> None:
 def test_unregistered_plugin_exits_2(tmp_path: Path) -> None:
     cfg = dict(CONFIG)
     cfg["profiles"] = [{"schedulerName": "x", "plugins": {"filter": {"enabled": [{"name": "NoSuchPlugin"}]}}}]
-    result = CliRunner().invoke(cli, ["simulate", str(_cluster(tmp_path)), "--config", str(_write(tmp_path / "c.yaml", cfg))])
+    result = CliRunner().invoke(
+        cli, ["simulate", str(_cluster(tmp_path)), "--config", str(_write(tmp_path / "c.yaml", cfg))]
+    )
     assert result.exit_code == 2
     assert "NoSuchPlugin" in result.output and "not registered" in result.output
 
