@@ -15,7 +15,8 @@
 # using the old binaries meanwhile) never sees a half-written binary.
 #
 # Usage: scripts/controlplane.sh [--with-kwok] [--force] [--print-dir]
-#   --with-kwok   also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running)
+#   --with-kwok   also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running) and
+#                 write its default stages to kwok-stages.yaml (its --config)
 #   --force       rebuild even when the cache is warm
 #   --print-dir   print only the binary directory on stdout (progress goes to stderr)
 # Environment:
@@ -40,7 +41,7 @@ for arg in "$@"; do
     --with-kwok) WITH_KWOK=1 ;;
     --force) FORCE=1 ;;
     --print-dir) PRINT_DIR=1 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "controlplane.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -59,15 +60,17 @@ FLAGS="-trimpath -ldflags=-s -w"
 declare -A STAMP=(
   [kubernetes]="k8s.io/kubernetes $K8S_VERSION staging $STAGING_VERSION $FLAGS version-stamped"
   [etcd]="go.etcd.io/etcd/server/v3 $ETCD_VERSION $FLAGS"
-  [kwok]="sigs.k8s.io/kwok/cmd/kwok $KWOK_VERSION $FLAGS"
+  [kwok]="sigs.k8s.io/kwok/cmd/kwok $KWOK_VERSION $FLAGS stages=node/fast,node/heartbeat,pod/fast"
 )
 declare -A PRODUCES=([kubernetes]="kube-apiserver kube-scheduler" [etcd]="etcd" [kwok]="kwok")
+declare -A DATA=([kubernetes]="" [etcd]="" [kwok]="kwok-stages.yaml")
 COMPONENTS=(etcd kubernetes)
 if [[ $WITH_KWOK == 1 ]]; then COMPONENTS+=(kwok); fi
 
 is_built() {
   local c=$1 b
   for b in ${PRODUCES[$c]}; do [[ -x $BIN_DIR/$b ]] || return 1; done
+  for b in ${DATA[$c]}; do [[ -f $BIN_DIR/$b ]] || return 1; done
   [[ -f $BIN_DIR/.stamp-$c && $(<"$BIN_DIR/.stamp-$c") == "${STAMP[$c]}" ]]
 }
 
@@ -207,6 +210,19 @@ build_kwok() {
   GOBIN=$STAGE "${GO[@]}" install -p "$JOBS" -trimpath -ldflags="-s -w" \
     "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   log "kwok built in $((SECONDS - t0)) s"
+  # kwok does nothing without Stage objects; kwokctl embeds these defaults, the bare controller
+  # needs them as --config. Take the "fast" node/pod stages and the node heartbeat from the
+  # same release's module source.
+  local info dir f
+  info=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION")
+  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$info")
+  [[ -d $dir/kustomize/stage ]] || die "no kustomize/stage in sigs.k8s.io/kwok@$KWOK_VERSION ($dir)"
+  for f in "$dir"/kustomize/stage/node/fast/*.yaml "$dir"/kustomize/stage/node/heartbeat/*.yaml \
+           "$dir"/kustomize/stage/pod/fast/*.yaml; do
+    [[ $(basename "$f") == kustomization.yaml ]] && continue
+    echo "---"; echo "# from sigs.k8s.io/kwok@$KWOK_VERSION/${f#"$dir"/}"; cat "$f"
+  done >"$STAGE/kwok-stages.yaml"
+  grep -q '^kind: Stage' "$STAGE/kwok-stages.yaml" || die "no Stage objects found for kwok"
 }
 
 # Publish one component: move its binaries in, then write its stamp, so an interrupted run never
@@ -220,6 +236,7 @@ publish() {
       || die "built $b does not run"
     mv -f "$STAGE/$b" "$BIN_DIR/$b"
   done
+  for b in ${DATA[$c]}; do mv -f "$STAGE/$b" "$BIN_DIR/$b"; done
   printf '%s\n' "${STAMP[$c]}" >"$BIN_DIR/.stamp-$c"
 }
 

@@ -133,9 +133,7 @@ def test_token_without_rbac_is_forbidden(control_plane: ControlPlane) -> None:
         assert client.get("/api/v1/namespaces").status_code == 401
 
 
-def test_service_account_token_and_rbac_grant(
-    control_plane: ControlPlane, admin: httpx.Client, namespace: str
-) -> None:
+def test_service_account_token_and_rbac_grant(control_plane: ControlPlane, admin: httpx.Client, namespace: str) -> None:
     sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "reader"}}
     assert admin.post(f"/api/v1/namespaces/{namespace}/serviceaccounts", json=sa).status_code == 201
     issued = admin.post(
@@ -193,9 +191,7 @@ def test_client_certificate_identity(control_plane: ControlPlane, namespace: str
 
 
 def test_startup_failure_reports_log_tail(control_plane: ControlPlane, tmp_path: Path) -> None:
-    broken = ControlPlane(
-        control_plane.binaries, extra_apiserver_args=["--no-such-flag"], workdir_parent=tmp_path
-    )
+    broken = ControlPlane(control_plane.binaries, extra_apiserver_args=["--no-such-flag"], workdir_parent=tmp_path)
     with pytest.raises(ControlPlaneError) as excinfo:
         broken.start()
     message = str(excinfo.value)
@@ -210,7 +206,8 @@ def test_kube_scheduler_binds_a_pod(control_plane: ControlPlane, admin: httpx.Cl
     if control_plane.binaries.kube_scheduler is None:
         pytest.skip("kube-scheduler was not built")
     node_name = _name("worker")
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name}}
+    labels = {"kubernetes.io/hostname": node_name}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name, "labels": labels}}
     assert admin.post("/api/v1/nodes", json=node).status_code == 201
     status = {
         "status": {
@@ -241,6 +238,8 @@ def test_kube_scheduler_binds_a_pod(control_plane: ControlPlane, admin: httpx.Cl
         "metadata": {"name": "p"},
         "spec": {
             "schedulerName": scheduler_name,
+            # Other tests sharing the session may add nodes; pin the outcome to ours.
+            "nodeSelector": labels,
             "containers": [
                 {"name": "c", "image": "registry.invalid/pause", "resources": {"requests": {"cpu": "100m"}}}
             ],
@@ -258,10 +257,50 @@ def test_kube_scheduler_binds_a_pod(control_plane: ControlPlane, admin: httpx.Cl
 
         _eventually(bound, "kube-scheduler to bind the pod", timeout=120.0)
         read = admin.get(f"/api/v1/namespaces/{namespace}/pods/p").json()
-        # Other tests may leave nodes around, but only this one is Ready with allocatable pods.
         assert read["spec"]["nodeName"] == node_name
         scheduled = [c for c in read["status"]["conditions"] if c["type"] == "PodScheduled"]
         assert [c["status"] for c in scheduled] == ["True"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        admin.delete(f"/api/v1/nodes/{node_name}")
+
+
+def test_kwok_runs_bound_pods(control_plane: ControlPlane, admin: httpx.Client, namespace: str) -> None:
+    if control_plane.binaries.kwok is None or control_plane.binaries.kwok_stages is None:
+        pytest.skip("kwok not built (scripts/controlplane.sh --with-kwok)")
+    node_name = _name("kwok-node")
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node_name, "annotations": {"kwok.x-k8s.io/node": "fake"}},
+    }
+    assert admin.post("/api/v1/nodes", json=node).status_code == 201
+    proc = control_plane.start_kwok()
+    try:
+
+        def node_ready() -> bool:
+            assert proc.poll() is None, "kwok exited"
+            conditions = admin.get(f"/api/v1/nodes/{node_name}").json()["status"].get("conditions", [])
+            return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+        _eventually(node_ready, "kwok to make the node Ready")
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "on-kwok"},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "registry.invalid/pause"}]},
+        }
+        assert admin.post(f"/api/v1/namespaces/{namespace}/pods", json=pod).status_code == 201
+
+        def running() -> bool:
+            status = admin.get(f"/api/v1/namespaces/{namespace}/pods/on-kwok").json()["status"]
+            return bool(status.get("phase") == "Running")
+
+        _eventually(running, "kwok to run the pod")
+        status = admin.get(f"/api/v1/namespaces/{namespace}/pods/on-kwok").json()["status"]
+        assert status["podIP"]
+        assert [c["ready"] for c in status["containerStatuses"]] == [True]
     finally:
         proc.terminate()
         proc.wait(timeout=30)

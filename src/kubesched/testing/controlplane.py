@@ -53,6 +53,7 @@ __all__ = [
     "CACHE_ENV",
     "DEFAULT_DISABLED_ADMISSION_PLUGINS",
     "K8S_MINOR",
+    "KWOK_NODE_ANNOTATION",
     "NOT_BUILT_MESSAGE",
     "Binaries",
     "ControlPlane",
@@ -78,6 +79,8 @@ UNPRIVILEGED_USER = "kubesched:unprivileged"
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 _LOG_TAIL_LINES = 40
 _PORT_ATTEMPTS = 3
+#: The annotation kwok's docs use to mark the Nodes it should play kubelet for.
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"
 #: Admission plugins that only make sense next to a kube-controller-manager, which we do not run:
 #: ``ServiceAccount`` rejects pods until the (never created) ``default`` ServiceAccount exists, and
 #: ``TaintNodesByCondition`` puts ``node.kubernetes.io/not-ready:NoSchedule`` on every new Node,
@@ -107,6 +110,8 @@ class Binaries:
     kube_apiserver: Path
     kube_scheduler: Path | None
     kwok: Path | None
+    #: kwok's default Stage objects (``--config``), written next to kwok by the build script.
+    kwok_stages: Path | None = None
 
 
 def default_cache_dir() -> Path:
@@ -129,7 +134,10 @@ def _binaries_in(directory: Path) -> Binaries | None:
     etcd, apiserver = exe("etcd"), exe("kube-apiserver")
     if etcd is None or apiserver is None:
         return None
-    return Binaries(directory, etcd, apiserver, exe("kube-scheduler"), exe("kwok"))
+    stages = directory / "kwok-stages.yaml"
+    return Binaries(
+        directory, etcd, apiserver, exe("kube-scheduler"), exe("kwok"), stages if stages.is_file() else None
+    )
 
 
 def find_binaries() -> Binaries:
@@ -632,6 +640,40 @@ class ControlPlane:
         kwargs.setdefault("log_path", self.workdir / f"kube-scheduler-{secrets.token_hex(3)}.log")
         kwargs.setdefault("binary", self.binaries.kube_scheduler)
         return start_kube_scheduler(config_path, kubeconfig, **kwargs)
+
+    def start_kwok(
+        self,
+        *,
+        node_selector: str | None = KWOK_NODE_ANNOTATION,
+        extra_args: Sequence[str] = (),
+    ) -> subprocess.Popen[bytes]:
+        """Run kwok as fake kubelets (built with ``scripts/controlplane.sh --with-kwok``).
+
+        kwok keeps the Nodes it manages Ready (heartbeats) and turns pods bound to them Running.
+        By default it manages only Nodes annotated ``kwok.x-k8s.io/node=fake``; pass
+        ``node_selector=None`` to manage every Node. The caller owns the process.
+        """
+        kwok, stages = self.binaries.kwok, self.binaries.kwok_stages
+        if kwok is None or stages is None:
+            raise ControlPlaneNotBuiltError("kwok not built: run scripts/controlplane.sh --with-kwok")
+        manage = (
+            ["--manage-all-nodes=true"]
+            if node_selector is None
+            else ["--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={node_selector}"]
+        )
+        argv = [
+            str(kwok),
+            f"--kubeconfig={self.kubeconfig_path}",
+            f"--config={stages}",
+            *manage,
+            # Heartbeats by status update (the node-heartbeat stage) rather than by Lease.
+            "--node-lease-duration-seconds=0",
+            *extra_args,
+        ]
+        with (self.workdir / f"kwok-{secrets.token_hex(3)}.log").open("ab") as log:
+            return subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     # ---- internals ----------------------------------------------------------------------------
 
