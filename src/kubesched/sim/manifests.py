@@ -120,6 +120,12 @@ def admit_pod(pod: dict[str, Any], priorities: Mapping[str, int], default_priori
     md.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"kubesched-sim/{md['namespace']}/{md['name']}")))
     spec = pod.setdefault("spec", {})
     spec.setdefault("schedulerName", "default-scheduler")
+    if spec.get("affinity"):
+        # kube-apiserver merges matchLabelKeys/mismatchLabelKeys into pod (anti-)affinity selectors
+        # when the pod is created; the plugins then read plain selectors, as upstream's do.
+        from kubesched.plugins.interpodaffinity.terms import apply_match_label_keys
+
+        spec["affinity"] = apply_match_label_keys(pod)["spec"]["affinity"]
     if "priority" not in spec:
         pc = spec.get("priorityClassName")
         spec["priority"] = priorities.get(pc, 0) if pc else default_priority
