@@ -58,7 +58,10 @@ def test_simulate_json_shape(tmp_path: Path) -> None:
         "name": "huge",
         "node": None,
         "boundAt": None,
-        "message": "0/2 nodes are available: 2 Insufficient cpu.",
+        # 16 CPUs exceed both nodes' allocatable: UnschedulableAndUnresolvable, so preemption has no
+        # candidate (upstream preemption.go: "Preemption is not helpful for scheduling").
+        "message": "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     }
 
 
