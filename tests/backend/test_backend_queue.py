@@ -453,3 +453,31 @@ def test_nominator() -> None:
     assert q.nominated_node_of(pi.uid) == "n2"
     q.delete_nominated_pod_if_exists(pi.uid)
     assert q.nominated_pods_for_node("n2") == []
+
+
+def test_retry_may_help_until_the_backoff_saturates_or_the_cluster_changes() -> None:
+    """What lets a simulation end: a failing pod keeps no run alive once retrying cannot help."""
+    q, clock = new_queue()
+    q.add(make_pod("p").obj())
+    got = []
+    for _ in range(5):
+        fail(q, "p", error=True)
+        got.append(q.retry_may_help())
+        clock.step(q.backoff_duration(where_qpi(q, "p")))
+    # backoffs 1, 2, 4, 8 s may still hide a transient failure; at 10 s (the maximum) it stops,
+    assert got == [True, True, True, True, False]
+    assert not clock.has_live_timers()  # backoff timers alone do not keep a run going
+    # unless something in the cluster changed since the last attempt.
+    fail_again = q.pop()
+    assert fail_again is not None
+    q.add_unschedulable_if_not_present(fail_again, error=True)
+    assert not q.retry_may_help()
+    q.move_all_to_active_or_backoff(NODE_ADD, None, make_node("n").obj())
+    assert q.retry_may_help()
+
+
+def where_qpi(q: SchedulingQueue, name: str) -> QueuedPodInfo:
+    for qpi, _ in q.pending_pods():
+        if qpi.pod_info.name == name:
+            return qpi
+    raise AssertionError(f"{name} is not queued")
