@@ -446,6 +446,7 @@ class ControlPlane:
         self._apiserver: _Proc | None = None
         self._ca: _CA | None = None
         self._apiserver_argv: list[str] = []
+        self._children: list[subprocess.Popen[bytes]] = []
         self._atexit_registered = False
         self.etcd_port = 0
         self.etcd_peer_port = 0
@@ -555,10 +556,14 @@ class ControlPlane:
     def stop(self) -> None:
         """Stop kube-apiserver, then etcd (terminate, then kill); remove the temp dir. Idempotent."""
         try:
+            # Clients first (a kube-scheduler or kwok the caller forgot), then the servers.
+            for child in self._children:
+                _terminate(child, self.stop_timeout)
             for proc in (self._apiserver, self._etcd):
                 if proc is not None:
                     proc.stop(self.stop_timeout)
         finally:
+            self._children.clear()
             self._apiserver = self._etcd = None
             if self._dir is not None and not self.keep_dir:
                 shutil.rmtree(self._dir, ignore_errors=True)
@@ -634,12 +639,17 @@ class ControlPlane:
         kubeconfig: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> subprocess.Popen[bytes]:
-        """Run the real kube-scheduler against this apiserver (as ``system:kube-scheduler`` by default)."""
+        """Run the real kube-scheduler against this apiserver (as ``system:kube-scheduler`` by default).
+
+        The process is also terminated by ``stop()`` if the caller has not done so.
+        """
         if kubeconfig is None:
             kubeconfig = self.kubeconfig_for_user("system:kube-scheduler")
         kwargs.setdefault("log_path", self.workdir / f"kube-scheduler-{secrets.token_hex(3)}.log")
         kwargs.setdefault("binary", self.binaries.kube_scheduler)
-        return start_kube_scheduler(config_path, kubeconfig, **kwargs)
+        proc = start_kube_scheduler(config_path, kubeconfig, **kwargs)
+        self._children.append(proc)
+        return proc
 
     def start_kwok(
         self,
@@ -651,7 +661,7 @@ class ControlPlane:
 
         kwok keeps the Nodes it manages Ready (heartbeats) and turns pods bound to them Running.
         By default it manages only Nodes annotated ``kwok.x-k8s.io/node=fake``; pass
-        ``node_selector=None`` to manage every Node. The caller owns the process.
+        ``node_selector=None`` to manage every Node. The caller may stop it; ``stop()`` does otherwise.
         """
         kwok, stages = self.binaries.kwok, self.binaries.kwok_stages
         if kwok is None or stages is None:
@@ -671,9 +681,11 @@ class ControlPlane:
             *extra_args,
         ]
         with (self.workdir / f"kwok-{secrets.token_hex(3)}.log").open("ab") as log:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
+        self._children.append(proc)
+        return proc
 
     # ---- internals ----------------------------------------------------------------------------
 
