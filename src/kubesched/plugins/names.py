@@ -19,3 +19,6 @@ VOLUME_RESTRICTIONS = "VolumeRestrictions"
 VOLUME_ZONE = "VolumeZone"
 NODE_VOLUME_LIMITS = "NodeVolumeLimits"
 DYNAMIC_RESOURCES = "DynamicResources"
+
+# kubesched plugins (not in upstream).
+WINDOW_TRANSFER = "WindowTransfer"

@@ -28,6 +28,7 @@ def in_tree_registry() -> Registry:
         VolumeRestrictions,
         VolumeZone,
     )
+    from kubesched.plugins.windowtransfer import WindowTransfer
 
     r = Registry()
     r.register(names.PRIORITY_SORT, PrioritySort)
@@ -49,4 +50,5 @@ def in_tree_registry() -> Registry:
     r.register(names.VOLUME_ZONE, VolumeZone)
     r.register(names.NODE_VOLUME_LIMITS, NodeVolumeLimits)
     r.register(names.DYNAMIC_RESOURCES, DynamicResources)
+    r.register(names.WINDOW_TRANSFER, WindowTransfer)
     return r
