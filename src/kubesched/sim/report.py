@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kubesched.framework.clock import rfc3339
@@ -15,16 +16,25 @@ def print_simulation(result: SimResult, console: Console) -> None:
     pods = Table(title="Pods", title_justify="left", show_lines=False)
     for col in ("Pod", "Node", "Bound at", "Reason (pending) / end"):
         pods.add_column(col, overflow="fold")
+    preempted_by = _preemptors(result)
     for p in sorted(result.pods, key=lambda p: (p["node"] is None, p["namespace"], p["name"])):
         key = f"{p['namespace']}/{p['name']}"
         bound = rfc3339(p["boundAt"]) if p["boundAt"] is not None else ""
         if p["node"] is None:
             note = f"[yellow]{p['message'] or 'pending'}[/]"
             node = "[red]—[/]"
+            nominated = _nominated_node(result, key)
+            if nominated:
+                node = f"[yellow]→ {escape(nominated)} (nominated)[/]"
         else:
             node = p["node"]
             note = ""
-            if p.get("deletedReason"):
+            if p.get("deletedReason") == "Preempted":
+                # A victim: it ran on the node until a higher-priority pod took its place.
+                node = f"[red]{escape(node)} ✗[/]"
+                by = preempted_by.get(key)
+                note = f"[red]preempted{' by ' + escape(by) if by else ''} at {rfc3339(p['deletedAt'])}[/]"
+            elif p.get("deletedReason"):
                 note = f"{p['deletedReason'].lower()} at {rfc3339(p['deletedAt'])}"
         pods.add_row(key, node, bound, note)
     console.print(pods)
@@ -46,12 +56,37 @@ def print_simulation(result: SimResult, console: Console) -> None:
 
     s = result.summary()
     hours = (result.end - result.start) / 3600
+    preempted = sum(1 for p in result.pods if p.get("deletedReason") == "Preempted")
+    counts = f"[green]{s['bound']} bound[/], [{'red' if s['pending'] else 'green'}]{s['pending']} pending[/]"
+    if preempted:
+        counts += f", [red]{preempted} preempted[/]"
     console.print(
-        f"[bold]{s['pods']}[/] pods: [green]{s['bound']} bound[/], "
-        f"[{'red' if s['pending'] else 'green'}]{s['pending']} pending[/]; "
+        f"[bold]{s['pods']}[/] pods: {counts}; "
         f"virtual time {rfc3339(result.start)} → {rfc3339(result.end)} ({hours:.2f} h); "
         f"{sched.stats.attempts} scheduling attempts."
     )
+
+
+def _preemptors(result: SimResult) -> dict[str, str]:
+    """Victim ``ns/name`` -> preemptor ``ns/name``, read from the ``Preempted`` events
+    (note ``Preempted by pod <uid> on node <node>``); the preemptor's UID when it no longer exists."""
+    by_uid = {
+        str((pod.get("metadata") or {}).get("uid")): f"{pod['metadata'].get('namespace', 'default')}/"
+        f"{pod['metadata'].get('name')}"
+        for pod in result.cluster.pods.values()
+    }
+    out: dict[str, str] = {}
+    for e in result.events:
+        if e.reason != "Preempted" or not e.note.startswith("Preempted by pod "):
+            continue
+        uid = e.note[len("Preempted by pod ") :].split(" on node ")[0]
+        out[f"{e.namespace or 'default'}/{e.name}"] = by_uid.get(uid, uid)
+    return out
+
+
+def _nominated_node(result: SimResult, key: str) -> str:
+    pod = result.cluster.pods.get(key) or {}
+    return str((pod.get("status") or {}).get("nominatedNodeName") or "")
 
 
 def _pct(used: int, total: int) -> str:
