@@ -185,6 +185,104 @@ def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, outp
     print_explain(out, Console())
 
 
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    from kubesched.config.duration import parse_duration
+
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+@cli.command()
+@click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
+@click.option(
+    "--kubeconfig", default=None, help="Kubeconfig (overrides clientConnection.kubeconfig; in-cluster if neither)."
+)
+@click.option(
+    "--leader-elect",
+    type=click.BOOL,
+    is_flag=False,
+    flag_value=True,
+    default=None,
+    help="Campaign for a Lease before scheduling (overrides leaderElection.leaderElect).",
+)
+@click.option(
+    "--leader-elect-lease-duration", callback=_duration, help="e.g. 15s (overrides leaderElection.leaseDuration)."
+)
+@click.option("--leader-elect-renew-deadline", callback=_duration, help="e.g. 10s.")
+@click.option("--leader-elect-retry-period", callback=_duration, help="e.g. 2s.")
+@click.option("--leader-elect-resource-lock", default=None, help="Only 'leases' is supported.")
+@click.option("--leader-elect-resource-name", default=None, help="Lease name (default kube-scheduler).")
+@click.option("--leader-elect-resource-namespace", default=None, help="Lease namespace (default kube-system).")
+@click.option("--kube-api-qps", type=float, default=None, help="Overrides clientConnection.qps.")
+@click.option("--kube-api-burst", type=int, default=None, help="Overrides clientConnection.burst.")
+@click.option(
+    "--metrics-bind-address",
+    default=None,
+    help="HOST:PORT serving /metrics, /healthz, /livez, /readyz over plain HTTP (default 0.0.0.0:10251; 0 disables).",
+)
+@click.option(
+    "--shutdown-grace-period", callback=_duration, help="How long SIGTERM waits for in-flight bindings (default 30s)."
+)
+@click.option(
+    "-v", "--v", "verbosity", type=int, default=0, help="Log verbosity (as kube-scheduler's -v; 2 logs every decision)."
+)
+@click.option("--logging-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def run(
+    config_path: str | None,
+    kubeconfig: str | None,
+    leader_elect: bool | None,
+    leader_elect_lease_duration: float | None,
+    leader_elect_renew_deadline: float | None,
+    leader_elect_retry_period: float | None,
+    leader_elect_resource_lock: str | None,
+    leader_elect_resource_name: str | None,
+    leader_elect_resource_namespace: str | None,
+    kube_api_qps: float | None,
+    kube_api_burst: int | None,
+    metrics_bind_address: str | None,
+    shutdown_grace_period: float | None,
+    verbosity: int,
+    logging_format: str,
+) -> None:
+    """Schedule pods on a real cluster (kube-apiserver), as kube-scheduler does."""
+    from dataclasses import replace
+
+    from kubesched.kube import klog
+    from kubesched.kube.config import KubeConfigError
+    from kubesched.kube.leaderelection import LeaderElectionError
+    from kubesched.run import DEFAULT_METRICS_ADDRESS, RunOptions, SchedulerApp, apply_leader_election_flags
+
+    klog.setup(verbosity, logging_format)
+    reg = _registry()
+    config = _load_config(config_path, reg)
+    config.leader_election = apply_leader_election_flags(
+        config.leader_election,
+        leader_elect=leader_elect,
+        lease_duration=leader_elect_lease_duration,
+        renew_deadline=leader_elect_renew_deadline,
+        retry_period=leader_elect_retry_period,
+        resource_lock=leader_elect_resource_lock,
+        resource_name=leader_elect_resource_name,
+        resource_namespace=leader_elect_resource_namespace,
+    )
+    if kube_api_qps is not None:
+        config.client_connection = replace(config.client_connection, qps=kube_api_qps)
+    if kube_api_burst is not None:
+        config.client_connection = replace(config.client_connection, burst=kube_api_burst)
+    options = RunOptions(kubeconfig=kubeconfig, metrics_bind_address=metrics_bind_address or DEFAULT_METRICS_ADDRESS)
+    if shutdown_grace_period is not None:
+        options.shutdown_grace = shutdown_grace_period
+    try:
+        app = SchedulerApp(config, reg, options)
+    except (KubeConfigError, LeaderElectionError, ValueError, FrameworkError) as err:
+        _fail([str(err)])
+    sys.exit(app.run())
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=list(argv) if argv is not None else None, prog_name="kubesched")
 
