@@ -22,3 +22,5 @@ DYNAMIC_RESOURCES = "DynamicResources"
 
 # kubesched plugins (not in upstream).
 WINDOW_TRANSFER = "WindowTransfer"
+TENANT_ISOLATION = "TenantIsolation"
+CAPACITY_SCHEDULING = "CapacityScheduling"

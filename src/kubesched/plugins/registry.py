@@ -8,6 +8,7 @@ from kubesched.framework.registry import Registry
 
 def in_tree_registry() -> Registry:
     from kubesched.plugins import names
+    from kubesched.plugins.capacityscheduling import CapacityScheduling
     from kubesched.plugins.defaultbinder import DefaultBinder
     from kubesched.plugins.defaultpreemption import DefaultPreemption
     from kubesched.plugins.imagelocality import ImageLocality
@@ -21,6 +22,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
     from kubesched.plugins.tainttoleration import TaintToleration
+    from kubesched.plugins.tenancy import TenantIsolation
     from kubesched.plugins.volumes import (
         DynamicResources,
         NodeVolumeLimits,
@@ -51,4 +53,6 @@ def in_tree_registry() -> Registry:
     r.register(names.NODE_VOLUME_LIMITS, NodeVolumeLimits)
     r.register(names.DYNAMIC_RESOURCES, DynamicResources)
     r.register(names.WINDOW_TRANSFER, WindowTransfer)
+    r.register(names.TENANT_ISOLATION, TenantIsolation)
+    r.register(names.CAPACITY_SCHEDULING, CapacityScheduling)
     return r
