@@ -196,6 +196,14 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         raise click.BadParameter(str(err)) from None
 
 
+def _verbosity(ctx: click.Context, param: click.Parameter, value: str) -> int:
+    """klog's ``-v=2`` as well as ``-v 2`` (click reads ``=2`` as the value of a short option)."""
+    try:
+        return int(value.removeprefix("="))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a valid integer") from None
+
+
 @cli.command()
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option(
@@ -228,7 +236,12 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     "--shutdown-grace-period", callback=_duration, help="How long SIGTERM waits for in-flight bindings (default 30s)."
 )
 @click.option(
-    "-v", "--v", "verbosity", type=int, default=0, help="Log verbosity (as kube-scheduler's -v; 2 logs every decision)."
+    "-v",
+    "--v",
+    "verbosity",
+    default="0",
+    callback=_verbosity,
+    help="Log verbosity, as kube-scheduler's -v (also -v=2); 2 logs every decision.",
 )
 @click.option("--logging-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def run(
