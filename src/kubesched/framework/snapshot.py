@@ -30,6 +30,9 @@ class NodeTable:
         self.alloc_cpu, self.alloc_mem, self.alloc_eph, self.alloc_pods = z(), z(), z(), z()
         self.req_cpu, self.req_mem, self.req_eph, self.pod_count = z(), z(), z(), z()
         self.nz_cpu, self.nz_mem = z(), z()
+        #: ``NodeInfo.generation`` of each row: plugins that keep per-node state compare it to find
+        #: the nodes that changed since their last cycle without visiting every NodeInfo.
+        self.generation = z()
         self.alloc_scalar: dict[str, I64] = {}
         self.req_scalar: dict[str, I64] = {}
 
@@ -52,6 +55,7 @@ class NodeTable:
         self.pod_count[i] = len(ni.pods)
         self.nz_cpu[i] = ni.non_zero_requested.milli_cpu
         self.nz_mem[i] = ni.non_zero_requested.memory
+        self.generation[i] = ni.generation
         for name in set(a.scalar_resources) | set(r.scalar_resources) | set(self.alloc_scalar):
             ac, rc = self.scalar(name)
             ac[i] = a.scalar_resources.get(name, 0)

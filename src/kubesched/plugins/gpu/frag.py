@@ -13,7 +13,7 @@ arithmetic, but there it decides FGD's integer score ties.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,7 +100,12 @@ class TypicalPods:
         count, ties by larger CPU, milli, count, then model string; the shortest prefix (grown by
         ``step``) covering ``threshold`` % of pods is kept and renormalised, in Go's float order.
         """
-        counts: Counter[ShapeKey] = Counter(shape.key for shape in shapes)
+        return cls.from_counts(Counter(shape.key for shape in shapes), threshold, step)
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[ShapeKey, int], threshold: int = 95, step: int = 1) -> TypicalPods:
+        """:meth:`from_shapes` from a histogram of pod types (shape key -> pod count), e.g. a plugin's
+        configured workload mix; the same selection and the same floats."""
         total = float(sum(counts.values()))
         if total == 0:
             raise ValueError("no pods")

@@ -1,0 +1,254 @@
+"""Trace replay through the Scheduling Framework: the FGD paper's experiment on our scheduler.
+
+The Alibaba trace becomes Nodes and Pods (:mod:`kubesched.sim.alibaba`), and each pod of the run's
+arrival sequence is created on a simulated cluster and scheduled by the real :class:`Scheduler` —
+queue, PreFilter, Filter, Score, Reserve, PreBind, binding — with a profile of PrioritySort,
+NodeResourcesFit (Filter), GpuShare (every point; the only Score plugin) and DefaultBinder. A pod that
+fits nowhere is deleted, as in the paper's simulator; nothing departs.
+
+What makes the result the paper's:
+
+* ``percentageOfNodesToScore: 100`` and ``--tie-break node-order``; the nodes are created in the order
+  of their published tie-break rank (their ``%04d-`` names), so the first of the best nodes in
+  snapshot order is the one the paper's simulator picks;
+* GpuShare's ``typicalPods`` are the trace's pod types with their counts, and the Random policy draws
+  from the run's Go ``math/rand`` stream (the factory hands it over);
+* after each pod event the replay records arrived and allocated GPU milli and the cluster's
+  fragmentation, measured on its own GPU state built from the pods' ``kubesched.io/gpu-ids``.
+
+The standalone replay (:mod:`kubesched.plugins.gpu.replay`) is the reference this one is tested
+against: for the deterministic policies both give identical series.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.cluster.sim import SimCluster
+from kubesched.config.load import load_config
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.clock import VirtualClock
+from kubesched.framework.registry import Registry, default_registry
+from kubesched.plugins.gpu import POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
+from kubesched.plugins.gpu.replay import REPORT_POINTS, ReplayResult, node_specs, pod_shape
+from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS, NAME, GpuShare, GpuShareArgs
+from kubesched.scheduler import TIE_BREAK_NODE_ORDER, Scheduler
+from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, Trace, arrival, manifests
+from kubesched.sim.manifests import admit_pod
+
+__all__ = [
+    "Progress",
+    "canonical_policy",
+    "replay_config",
+    "replay_framework",
+    "summary",
+    "summary_of_runs",
+    "typical_pod_args",
+]
+
+#: ``progress(done, total)`` after every ``PROGRESS_EVERY`` pods and at the end.
+Progress = Callable[[int, int], None]
+PROGRESS_EVERY = 250
+START = 1767225600.0
+
+
+def canonical_policy(name: str) -> str:
+    """The policy's canonical name (``fgd`` -> ``FGD``); ValueError for an unknown one."""
+    for p in POLICY_NAMES:
+        if p.lower() == name.lower():
+            return p
+    raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}")
+
+
+def typical_pod_args(trace: Trace) -> list[dict[str, Any]]:
+    """GpuShare's ``typicalPods``: every pod type of the trace's original pods with its count."""
+    counts = Counter(pod_shape(p).key for p in trace.pods)
+    return [
+        {"milliCPU": cpu, "gpuMilli": milli, "gpuCount": k, "gpuModels": list(models), "count": n}
+        for (cpu, milli, k, models), n in counts.items()
+    ]
+
+
+def replay_config(policy: str, typical_pods: list[dict[str, Any]], registry: Registry) -> KubeSchedulerConfiguration:
+    """One profile: PrioritySort, NodeResourcesFit (PreFilter/Filter), GpuShare, DefaultBinder."""
+    raw = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [{
+            "schedulerName": "default-scheduler",
+            "plugins": {
+                "multiPoint": {
+                    "enabled": [{"name": n} for n in ("PrioritySort", "NodeResourcesFit", NAME, "DefaultBinder")],
+                    "disabled": [{"name": "*"}],
+                },
+                "preScore": {"enabled": [{"name": NAME}], "disabled": [{"name": "*"}]},
+                "score": {"enabled": [{"name": NAME}], "disabled": [{"name": "*"}]},
+            },
+            "pluginConfig": [{"name": NAME, "args": {
+                "scoringPolicy": canonical_policy(policy),
+                "typicalPods": typical_pods,
+            }}],
+        }],
+    }
+    return load_config(raw, args_types=registry.args_types())
+
+
+def _registry(arr: Arrival) -> Registry:
+    """The in-tree registry with GpuShare built on the run's Go stream (what Random draws from)."""
+    reg = default_registry(entry_points=False)
+    if NAME in reg:
+        reg.unregister(NAME)
+
+    def factory(args: Any, handle: Any) -> GpuShare:
+        return GpuShare(args, handle, rng=arr.rng)
+
+    reg.register(NAME, factory, args_type=GpuShareArgs)
+    return reg
+
+
+def replay_framework(
+    arr: Arrival,
+    policy: str,
+    *,
+    typical_pods: list[dict[str, Any]] | None = None,
+    progress: Progress | None = None,
+) -> ReplayResult:
+    """Schedule ``arr``'s pods one by one with the framework and GpuShare's ``policy``.
+
+    ``typical_pods`` defaults to :func:`typical_pod_args` of the trace (pass it to reuse it across
+    runs). Consumes ``arr.rng`` (Random policy): build a fresh arrival per replay.
+    """
+    started = time.perf_counter()
+    trace = arr.trace
+    typical = typical_pods if typical_pods is not None else typical_pod_args(trace)
+    registry = _registry(arr)
+    config = replay_config(policy, typical, registry)
+    clock = VirtualClock(START)
+    cluster = SimCluster(clock)
+    sched = Scheduler(config, registry, cluster, clock, tie_break=TIE_BREAK_NODE_ORDER)
+    cluster.attach(sched)
+    node_objs, pod_objs = manifests(arr)
+    for node_obj in sorted(node_objs, key=lambda n: str(n["metadata"]["name"])):  # rank order
+        cluster.add_node(node_obj)
+
+    # The replay's own view of the placements, for fragmentation: rows in trace order, as the engine.
+    specs = node_specs(trace)
+    names = [str(n["metadata"]["name"]) for n in node_objs]
+    own = ClusterGpuState(specs)
+    row_of = dict(zip(names, range(len(names)), strict=True))
+    shapes = [pod_shape(p) for p in arr.sequence]
+    n = len(shapes)
+    arrived = np.zeros(n, dtype=np.int64)
+    used = np.zeros(n, dtype=np.int64)
+    sid_before = np.zeros(n, dtype=np.int64)
+    sid_after = np.zeros(n, dtype=np.int64)
+    bound = np.zeros(n, dtype=np.bool_)
+    initial_sids = own.node_sid.copy()
+    total_arrived = total_used = failed = failed_milli = 0
+    stored = cluster.pods
+    for e, (obj, shape) in enumerate(zip(pod_objs, shapes, strict=True)):
+        total_arrived += shape.total_gpu_milli
+        arrived[e] = total_arrived
+        admit_pod(obj, {}, 0)
+        key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+        cluster.create_pod(obj)
+        sched.schedule_one()
+        clock.run_due()
+        current = stored[key]
+        host = (current.get("spec") or {}).get("nodeName")
+        if host:
+            i = row_of[str(host)]
+            ids = str(((current.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_GPU_IDS, ""))
+            gpus = tuple(int(g) for g in ids.split(",")) if shape.wants_gpu else ()
+            sid_before[e] = own.node_sid[i]
+            own.allocate(i, shape, gpus)
+            sid_after[e] = own.node_sid[i]
+            bound[e] = True
+            total_used += shape.total_gpu_milli
+        else:
+            failed += 1
+            failed_milli += shape.total_gpu_milli
+            cluster.delete_pod(current, "FailedScheduling")
+        used[e] = total_used
+        if progress is not None and (e + 1) % PROGRESS_EVERY == 0:
+            progress(e + 1, n)
+    if progress is not None:
+        progress(n, n)
+    tracker = Fgd(TypicalPods.from_shapes(pod_shape(p) for p in trace.pods))
+    frag_of = tracker.state_fragmentation(own, np.arange(own.n_states, dtype=np.int64))
+    delta = np.where(bound, frag_of[sid_after] - frag_of[sid_before], 0.0)
+    fragmentation = float(frag_of[initial_sids].sum()) + np.cumsum(delta)
+    return ReplayResult(
+        policy=canonical_policy(policy),
+        seed=arr.seed,
+        tune=arr.tune,
+        total_gpu_milli=own.total_gpu_milli,
+        arrived=arrived,
+        used=used,
+        fragmentation=fragmentation,
+        failed=failed,
+        failed_gpu_milli=failed_milli,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def replay_trace(
+    trace: Trace, policy: str, seed: int, tune: float = DEFAULT_TUNE, *, progress: Progress | None = None,
+    typical_pods: list[dict[str, Any]] | None = None,
+) -> ReplayResult:
+    """:func:`replay_framework` of the run ``seed`` of ``trace`` at workload ``tune``."""
+    return replay_framework(arrival(trace, seed, tune), policy, typical_pods=typical_pods, progress=progress)
+
+
+def _point(v: float) -> float | None:
+    return None if np.isnan(v) else round(float(v), 2)
+
+
+def summary(result: ReplayResult, nodes: int, points: Sequence[int] = REPORT_POINTS) -> dict[str, Any]:
+    """The ``kubesched trace alibaba-gpu -o json`` object of one run."""
+    alloc = result.allocation_curve()
+    frag = result.fragmentation_ratio_curve()
+    return {
+        "policy": result.policy,
+        "seed": result.seed,
+        "tune": result.tune,
+        "nodes": nodes,
+        "gpus": result.total_gpus,
+        "pods": result.pods,
+        "allocation": {str(k): _point(alloc[k]) for k in points},
+        "fragmentation": {str(k): _point(frag[k]) for k in points},
+        "failed_pods": result.failed,
+        "seconds": round(result.seconds, 3),
+    }
+
+
+def summary_of_runs(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several seeds of one policy: the same keys, ``seed`` the list of seeds, numbers the means over
+    the runs (curves rounded to 2 decimals, counts to integers), and ``runs`` each run's object."""
+    if len(runs) == 1:
+        return dict(runs[0])
+
+    def mean(values: Sequence[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return round(float(np.mean(present)), 2) if present else None
+
+    first = runs[0]
+    return {
+        "policy": first["policy"],
+        "seed": [r["seed"] for r in runs],
+        "tune": first["tune"],
+        "nodes": first["nodes"],
+        "gpus": first["gpus"],
+        "pods": round(float(np.mean([r["pods"] for r in runs]))),
+        "allocation": {k: mean([r["allocation"][k] for r in runs]) for k in first["allocation"]},
+        "fragmentation": {k: mean([r["fragmentation"][k] for r in runs]) for k in first["fragmentation"]},
+        "failed_pods": round(float(np.mean([r["failed_pods"] for r in runs]))),
+        "seconds": round(float(np.mean([r["seconds"] for r in runs])), 3),
+        "runs": list(runs),
+    }
