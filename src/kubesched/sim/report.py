@@ -44,7 +44,7 @@ def print_simulation(result: SimResult, console: Console) -> None:
         nodes.add_column(col, justify="right" if col != "Node" else "left")
     sched = result.scheduler
     sched.cache.update_snapshot(sched.snapshot)
-    for ni in sched.snapshot.list():
+    for ni in sorted(sched.snapshot.list(), key=lambda n: n.name):
         a, r = ni.allocatable, ni.requested
         nodes.add_row(
             ni.name,
