@@ -119,6 +119,8 @@ def plugin(fw: TestFramework) -> CapacityScheduling:
 
 
 def eq_status(fw: TestFramework, ns: str) -> dict[str, str] | None:
+    """``status.used`` of the namespace's quota, once the writes queued so far are done."""
+    fw.clock.run_due()
     for o in fw.cluster.list_objects(EQ_API, "ElasticQuota"):
         if o["metadata"]["namespace"] == ns:
             used: dict[str, str] | None = (o.get("status") or {}).get("used")
@@ -851,3 +853,25 @@ def test_quota_raised_requeues_the_pod() -> None:
     fw.cluster.create_object(EQ_API, "ElasticQuota", cpu_quota("a", "2", "2"))
     fw.schedule(until=start + 10)
     assert fw.scheduler.stats.bound_at[fw.cluster.pods["a/p1"]["metadata"]["uid"]] < start + 10
+
+
+def test_status_writes_happen_off_the_cycle_and_a_failed_one_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    fw = framework([quota("ns1", {"memory": 1000}, {"memory": 2000})], [big_node()])
+    fw.run_pre_filter(pod("probe", "ns1"))
+    fw.clock.run_due()
+    writes: list[dict[str, Any]] = []
+    real = fw.cluster.update_object_status
+
+    def flaky(obj: Any, status: Any) -> None:
+        writes.append(dict(status))
+        if len(writes) == 1:
+            raise RuntimeError("the server is currently unable to handle the request")
+        real(obj, status)
+
+    monkeypatch.setattr(fw.cluster, "update_object_status", flaky)
+    fw.run_reserve(pod("p1", "ns1", 100), "node-a")
+    assert writes == []  # not during Reserve: queued on the backend
+    assert eq_status(fw, "ns1") == {"memory": "0"}  # the write failed
+    fw.run_reserve(pod("p2", "ns1", 50), "node-a")
+    assert eq_status(fw, "ns1") == {"memory": "150"}
+    assert [w["used"] for w in writes] == [{"memory": "100"}, {"memory": "150"}]

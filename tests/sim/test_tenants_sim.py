@@ -19,15 +19,18 @@ The unit-level tests are tests/plugins/test_capacity_scheduling.py and test_tena
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from kubesched.cli import cli
 from kubesched.config.load import load_config
 from kubesched.framework.registry import default_registry
+from kubesched.plugins.capacityscheduling.elasticquota import parse_elastic_quota
 from kubesched.sim.manifests import load_manifests
 from kubesched.sim.runner import SimResult, simulate
 
@@ -127,3 +130,12 @@ def test_readable_with_kubesched_simulate() -> None:
     table = CliRunner().invoke(cli, ["simulate", str(EXAMPLE), "--config", str(CONFIG)])
     assert table.exit_code == 0, table.output
     assert "team-a/worker-7" in table.stdout and "completed at" in table.stdout
+
+
+def test_docs_quote_the_example() -> None:
+    """docs/tenancy.md shows the example's configuration and a valid ElasticQuota."""
+    doc = (EXAMPLE.parents[1] / "docs" / "tenancy.md").read_text()
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.S)]
+    assert blocks[0] == yaml.safe_load(CONFIG.read_text())
+    info = parse_elastic_quota(blocks[1])
+    assert (info.namespace, info.min.milli_cpu, info.max.memory) == ("team-a", 8000, 24 * 2**30)

@@ -102,8 +102,11 @@ class CapacityScheduling:
         self._parsed: dict[tuple[str, str], tuple[Any, ElasticQuotaInfo | InvalidElasticQuotaError]] = {}
         #: (namespace, name) -> the problem last reported on that object (reported once).
         self._reported: dict[tuple[str, str], str] = {}
-        #: (namespace, name) -> the status.used we last wrote.
+        #: (namespace, name) -> the status.used we last wrote (or are about to).
         self._written: dict[tuple[str, str], dict[str, str]] = {}
+        #: Status writes not done yet: (namespace, name) -> (the object, its new status).
+        self._pending: dict[tuple[str, str], tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        self._writer_busy = False
         self._quotas = _Quotas()
 
     # -- quotas -----------------------------------------------------------------------------------
@@ -145,6 +148,7 @@ class CapacityScheduling:
         for key in [k for k in self._parsed if k not in live]:
             del self._parsed[key]
             self._written.pop(key, None)
+            self._pending.pop(key, None)
             self._reported.pop(key, None)
         self._quotas = out
         return out
@@ -171,7 +175,10 @@ class CapacityScheduling:
         return infos
 
     def _flush_status(self, namespaces: Iterable[str]) -> None:
-        """Write ``status.used`` of the quotas of ``namespaces`` that differ from what they hold."""
+        """Queue a ``status.used`` write for each quota of ``namespaces`` whose usage differs from
+        what it holds. Called under the lock; the writes themselves happen off the scheduling
+        cycle (the backend's ``submit``: a thread against a real cluster, a zero-delay event in the
+        simulator), one at a time, the latest value of each quota winning."""
         for ns in sorted(namespaces):
             entry = self._quotas.valid.get(ns)
             if entry is None:
@@ -179,16 +186,34 @@ class CapacityScheduling:
             info, obj, named = entry
             key = (ns, info.name)
             want = used_resource_list(self.usage.used.get(ns) or Resource(), named)
-            status = obj.get("status") if isinstance(obj.get("status"), Mapping) else {}
-            have = self._written.get(key, (status or {}).get("used"))
-            if have == want:
-                continue
-            try:
-                self._client().update_object_status(obj, {**(status or {}), "used": want})
-            except Exception as err:
-                log.warning("updating status.used of %s %s/%s: %s", KIND, ns, info.name, err)
+            status = obj.get("status")
+            status = status if isinstance(status, Mapping) else {}
+            if self._written.get(key, status.get("used")) == want:
                 continue
             self._written[key] = want
+            self._pending[key] = (obj, {**status, "used": want})
+        if self._pending and not self._writer_busy:
+            self._writer_busy = True
+            submit = getattr(self._client(), "submit", None)
+            if callable(submit):
+                submit(self._write_pending)
+            else:
+                self._write_pending()
+
+    def _write_pending(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._writer_busy = False
+                    return
+                key, (obj, status) = self._pending.popitem()
+            try:
+                self._client().update_object_status(obj, status)
+            except Exception as err:
+                log.warning("updating status.used of %s %s/%s: %s", KIND, key[0], key[1], err)
+                with self._lock:
+                    if self._written.get(key) == status.get("used"):
+                        del self._written[key]  # write it again at the next change
 
     # -- PreFilter --------------------------------------------------------------------------------
     def pre_filter(

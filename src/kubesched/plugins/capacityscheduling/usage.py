@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.api.resources import Resource
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo
 
 from .elasticquota import _add, pod_request
 
@@ -40,6 +43,10 @@ class Usage:
         self._by_node: dict[str, set[str]] = {}
         self._by_namespace: dict[str, set[str]] = {}
         self._generations: dict[str, int] = {}
+        #: The snapshot's row list and generation column as last reconciled: while the rows stay
+        #: the same, one vector comparison finds the nodes that changed.
+        self._rows: list[NodeInfo] | None = None
+        self._row_generations: npt.NDArray[np.int64] | None = None
         self.used: dict[str, Resource] = {}
         self.changed: set[str] = set()
 
@@ -85,22 +92,33 @@ class Usage:
 
     def reconcile(self, snapshot: Snapshot) -> None:
         """Bring the counts in line with the snapshot's nodes, visiting only nodes that changed."""
-        seen: set[str] = set()
-        for ni in snapshot.node_infos:
-            name = ni.name
-            seen.add(name)
-            if self._generations.get(name) == ni.generation:
-                continue
-            self._generations[name] = ni.generation
-            here = {p.uid for p in ni.pods}
-            for uid in [u for u in self._by_node.get(name, ()) if u not in here]:
-                self.remove(uid)
-            for p in ni.pods:
-                self.add(p, name)
-        for name in [n for n in self._generations if n not in seen]:
-            del self._generations[name]
-            for uid in list(self._by_node.pop(name, ())):
-                self.remove(uid)
+        infos = snapshot.node_infos
+        gens = snapshot.table.generation
+        if infos is self._rows and self._row_generations is not None and len(gens) == len(self._row_generations):
+            # Same rows as last time (nodes replaced in place only): compare the columns.
+            for i in np.flatnonzero(gens != self._row_generations):
+                self._sync_node(infos[int(i)])
+        else:
+            seen: set[str] = set()
+            for ni in infos:
+                seen.add(ni.name)
+                if self._generations.get(ni.name) != ni.generation:
+                    self._sync_node(ni)
+            for name in [n for n in self._generations if n not in seen]:
+                del self._generations[name]
+                for uid in list(self._by_node.pop(name, ())):
+                    self.remove(uid)
+        self._rows = infos
+        self._row_generations = gens.copy()
+
+    def _sync_node(self, ni: NodeInfo) -> None:
+        name = ni.name
+        self._generations[name] = ni.generation
+        here = {p.uid for p in ni.pods}
+        for uid in [u for u in self._by_node.get(name, ()) if u not in here]:
+            self.remove(uid)
+        for p in ni.pods:
+            self.add(p, name)
 
     def take_changed(self) -> set[str]:
         out, self.changed = self.changed, set()
