@@ -126,6 +126,7 @@ class SchedulerApp:
                 on_started_leading=self._started_leading,
                 on_stopped_leading=self._stopped_leading,
             )
+            self.client_metrics.leader.labels(le.resource_name).set(0)
         self.server: HealthServer | None = None
         addr = self.options.metrics_bind_address
         if addr and addr != "0":

@@ -218,13 +218,13 @@ def metrics_text(port: int) -> str:
     return httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
 
 
-def metric_value(text: str, name: str, **labels: str) -> float | None:
+def metric_value(text: str, metric: str, **labels: str) -> float | None:
     """The value of one sample in Prometheus text (labels must all match), or None."""
     for line in text.splitlines():
-        if not line.startswith(name):
+        if not line.startswith(metric):
             continue
         series, _, value = line.rpartition(" ")
-        named = series == name or series.startswith(name + "{")
+        named = series == metric or series.startswith(metric + "{")
         if named and all(f'{k}="{v}"' in series for k, v in labels.items()):
             return float(value)
     return None
@@ -375,13 +375,14 @@ def kubeconfig(control_plane: ControlPlane) -> Path:
 
 class PodWatch:
     """Watches a namespace's pods (resuming across API server restarts) and remembers every
-    node each pod was ever seen on, and every nominatedNodeName it ever carried."""
+    node each pod was ever seen on, every nominatedNodeName and every condition it carried."""
 
     def __init__(self, control_plane: ControlPlane, namespace: str) -> None:
         self.cp = control_plane
         self.namespace = namespace
         self.nodes: dict[str, set[str]] = {}
         self.nominated: dict[str, set[str]] = {}
+        self.conditions: dict[str, set[tuple[str, str, str]]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"podwatch-{namespace}", daemon=True)
 
@@ -400,6 +401,8 @@ class PodWatch:
             self.nodes.setdefault(name, set()).add(node)
         if nominated:
             self.nominated.setdefault(name, set()).add(nominated)
+        for c in (pod.get("status") or {}).get("conditions") or []:
+            self.conditions.setdefault(name, set()).add((c.get("type", ""), c.get("status", ""), c.get("reason", "")))
 
     def _run(self) -> None:
         path = f"/api/v1/namespaces/{self.namespace}/pods"
