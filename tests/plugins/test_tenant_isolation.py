@@ -212,3 +212,31 @@ def test_unrelated_events_leave_the_pod_waiting() -> None:
     assert fw.scheduler.queue.counts()["unschedulable"] == 1
     fw.add_node(node("shared-9"))
     assert fw.scheduler.queue.counts()["unschedulable"] == 0
+
+
+def test_filter_batch_follows_node_changes_across_cycles() -> None:
+    """The owner column is refreshed for relabelled nodes and rebuilt when nodes come and go."""
+    fw = framework()
+    pod = make_pod("p").namespace("shop").obj()
+
+    def mask() -> dict[str, bool]:
+        fw.run_pre_filter(pod)
+        snap = fw.scheduler.snapshot
+        idx = np.arange(len(snap.node_infos), dtype=np.intp)
+        got = fw.plugin(TI).filter_batch(fw.state, fw.pod_info(pod), snap, idx)
+        return {snap.node_infos[i].name: bool(got[i]) for i in idx}
+
+    assert mask() == {"acme-1": True, "globex-1": False, "scratch-1": False, "shared-1": True}
+    fw.cluster.update_node(node("globex-1", "acme"))
+    fw.cluster.update_node(node("shared-1", "globex"))
+    assert mask() == {"acme-1": True, "globex-1": True, "scratch-1": False, "shared-1": False}
+    fw.add_node(node("shared-2"))
+    fw.add_node(node("initech-1", "initech"))
+    assert mask() == {
+        "acme-1": True,
+        "globex-1": True,
+        "scratch-1": False,
+        "shared-1": False,
+        "shared-2": True,
+        "initech-1": False,
+    }

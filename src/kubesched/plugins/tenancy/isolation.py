@@ -6,8 +6,8 @@ false, in which case a pod may only run on its own tenant's nodes. A pod's tenan
 its namespace (tenants.py). Both rejections are UnschedulableAndUnresolvable: evicting pods cannot
 change a node's labels, so preemption does not try.
 
-Filter has a batch form (one pass over the snapshot's nodes, no Status per node); the per-node form
-is the reference and gives the reasons.
+Filter has a batch form (vector operations over a column of node owners kept per snapshot row,
+owners.py); the per-node form is the reference and gives the reasons.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
+from .owners import NodeOwners
 from .tenants import DEFAULT_TENANT_LABEL, TenantResolver, namespace_tenant, node_tenant
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.TENANT_ISOLATION
@@ -74,6 +75,7 @@ class TenantIsolation:
         self.key = self.args.tenant_label
         self.allow_shared = self.args.allow_shared_nodes
         self.tenants = TenantResolver(handle, self.key)
+        self.owners = NodeOwners(self.key)
 
     # -- PreFilter --------------------------------------------------------------------------------
     def pre_filter(
@@ -102,10 +104,11 @@ class TenantIsolation:
     def filter_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> npt.NDArray[np.bool_]:
-        tenant, key, shared = self._tenant(state, pod), self.key, self.allow_shared
-        infos = snapshot.node_infos
-        owners = (infos[i].labels.get(key) for i in indices)
-        return np.fromiter((shared if o is None else o == tenant for o in owners), dtype=np.bool_, count=len(indices))
+        owners = self.owners.codes(snapshot)[indices]
+        mine: npt.NDArray[np.bool_] = owners == self.owners.known(self._tenant(state, pod))
+        if self.allow_shared:
+            mine |= owners == 0
+        return mine
 
     def accepts(self, node: Mapping[str, Any] | None, tenant: str) -> bool:
         """Would Filter pass on this node object for a pod of ``tenant``?"""
