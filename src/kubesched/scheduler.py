@@ -406,6 +406,10 @@ class Scheduler:
             if pf_status.code == Code.ERROR:
                 log.error("status after running PostFilter plugins for pod %s: %s", pi.key, pf_status.message())
             nominating = pf_result.nominating_info if pf_result is not None else None
+            if pf_status.code == Code.ERROR:
+                # Upstream goes on as Unschedulable; but an Error here (a failed API call while
+                # preempting) is not something a cluster event will fix: back the pod off as an Error.
+                return ScheduleResult(nominating_info=nominating), pi, Status(Code.ERROR, error=fit)
             return ScheduleResult(nominating_info=nominating), pi, Status(Code.UNSCHEDULABLE, error=fit)
         except _CycleError as err:
             return ScheduleResult(nominating_info=_CLEAR), pi, err.status
