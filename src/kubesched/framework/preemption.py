@@ -19,9 +19,10 @@ Where we differ from upstream, on purpose:
   dry-run order where upstream takes the first of a map iteration.
 * Victims are preempted synchronously (upstream's path with ``SchedulerAsyncPreemption`` off).
   With the gate on (upstream's default since v1.33) the API calls run in a goroutine; in the
-  simulator every call completes at once, so the cluster ends in the same state. As the
-  asynchronous path does, a failed API call also re-activates the preemptor, so it is retried
-  after its backoff rather than waiting in the unschedulable pool for an event.
+  simulator every call completes at once, so the cluster ends in the same state. A failed API
+  call returns an Error, as upstream's synchronous path; the scheduler then backs the pod off as
+  an Error (upstream: the asynchronous path re-activates it at once, which in a simulator where
+  calls take no time would retry it forever at one instant).
 * A pod without ``status.startTime`` starts "now" on the handle's clock (upstream: a fresh
   ``time.Now()`` per call, which makes such pods compare in call order).
 """
@@ -473,9 +474,6 @@ class Evaluator:
                 continue
             err = self.preempt_pod(c, pod, victim)
             if err is not None:
-                # Not only backoff: re-activate the preemptor, as the asynchronous path does, so a
-                # failure that no cluster event will follow does not park it in the pool.
-                self.handle.activate([pod.pod])
                 return Status(Code.ERROR, err)
         metrics = self._metrics()
         if metrics is not None:
