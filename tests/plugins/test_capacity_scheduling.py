@@ -5,8 +5,10 @@ Ported from kubernetes-sigs/scheduler-plugins:
 * pkg/capacityscheduling/elasticquota_test.go: TestReserveResource, TestUnReserveResource,
   TestUsedOverMinWith, TestUsedOverMaxWith, TestUsedOverMin, TestNewElasticQuotaInfo;
 * pkg/capacityscheduling/capacity_scheduling_test.go: TestPreFilter, TestPostFilter, TestReserve,
-  TestUnreserve, TestDryRunPreemption, TestPodEligibleToPreemptOthers, TestAddElasticQuota;
-* pkg/controllers/elasticquota_controller_test.go: TestElasticQuotaController_Run (status.used).
+  TestUnreserve, TestDryRunPreemption, TestPodEligibleToPreemptOthers, TestAddElasticQuota,
+  TestUpdateElasticQuota, TestDeleteElasticQuota, TestAddPod, TestUpdatePod, TestDeletePod;
+* pkg/controllers/elasticquota_controller_test.go: TestElasticQuotaController_Run (status.used; all
+  cases but "update pods", whose two pods share one name).
 
 Upstream's tables set a quota's ``Used`` directly; here usage always comes from pods, so each
 table's used amount is a bound pod of that size in the namespace. Where our semantics differ on
@@ -875,3 +877,100 @@ def test_status_writes_happen_off_the_cycle_and_a_failed_one_is_retried(monkeypa
     fw.run_reserve(pod("p2", "ns1", 50), "node-a")
     assert eq_status(fw, "ns1") == {"memory": "150"}
     assert [w["used"] for w in writes] == [{"memory": "100"}, {"memory": "150"}]
+
+
+# -------------------------------------------------------------------------------------------------
+# TestUpdateElasticQuota, TestDeleteElasticQuota, TestAddPod, TestUpdatePod, TestDeletePod: upstream
+# feeds informer events to the plugin; here the same changes go through the simulated cluster and
+# the plugin sees them at its next PreFilter.
+# -------------------------------------------------------------------------------------------------
+def eq_t1() -> dict[str, Any]:
+    """``makeEQ("ns1", "t1-eq1", makeResourceList(100, 1000), makeResourceList(10, 100))``."""
+    return quota("ns1", rl(10, 100), rl(100, 1000), "t1-eq1")
+
+
+def infos_after_pre_filter(fw: TestFramework) -> dict[str, ElasticQuotaInfo]:
+    fw.run_pre_filter(pod("probe", "elsewhere"))
+    from kubesched.plugins.capacityscheduling.state import read_snapshot_state
+
+    return dict(read_snapshot_state(fw.state).infos)
+
+
+def used_of(info: ElasticQuotaInfo) -> tuple[int, int, int]:
+    return info.used.milli_cpu, info.used.memory, info.used.scalar_resources.get(GPU, 0)
+
+
+def test_update_elastic_quota() -> None:
+    """"Update ElasticQuota without Used": the new bounds apply, the usage is kept."""
+    fw = framework([eq_t1()], [big_node()], [pod("t1-p1", "ns1", 50, 10, node="node-a")])
+    infos_after_pre_filter(fw)
+    fw.cluster.create_object(EQ_API, "ElasticQuota", quota("ns1", rl(10, 100), rl(300, 1000), "t1-eq1"))
+    info = infos_after_pre_filter(fw)["ns1"]
+    assert (info.max.milli_cpu, info.max.memory, info.min.milli_cpu, info.min.memory) == (300, 1000, 10, 100)
+    assert used_of(info) == (10, 50, 0) and info.pods == {"t1-p1"}
+
+
+def test_delete_elastic_quota() -> None:
+    fw = framework([eq_t1()], [big_node()])
+    assert "ns1" in infos_after_pre_filter(fw)
+    fw.cluster.delete_object(EQ_API, "ElasticQuota", eq_t1())
+    assert infos_after_pre_filter(fw) == {}
+    assert fw.run_pre_filter(pod("big", "ns1", 10**6, 10**6)).status.is_success()  # no quota: no limit
+
+
+def test_add_pod() -> None:
+    """"AddPod": three pods of ns1 on node-a count 30m CPU and 150 bytes."""
+    fw = framework([eq_t1()], [big_node()])
+    for name in ("t1-p1", "t1-p2", "t1-p3"):
+        fw.add_pod(pod(name, "ns1", 50, 10, priority=MID, node="node-a"))
+    info = infos_after_pre_filter(fw)["ns1"]
+    assert used_of(info) == (30, 150, 0) and info.pods == {"t1-p1", "t1-p2", "t1-p3"}
+
+
+def phase(p: dict[str, Any], value: str) -> dict[str, Any]:
+    return {**p, "status": {**p.get("status", {}), "phase": value}}
+
+
+@pytest.mark.parametrize(
+    ("name", "old_phase", "new_phase", "want_used", "want_pods"),
+    [
+        ("Update Pod With Pod Status PodSucceeded and PodRunning", "Succeeded", "Running", (30, 100, 0), {"t1-p1"}),
+        ("Update Pod With Pod Status PodPending and PodFailed", "Pending", "Failed", (0, 0, 0), set()),
+    ],
+)
+def test_update_pod(
+    name: str, old_phase: str, new_phase: str, want_used: tuple[int, int, int], want_pods: set[str]
+) -> None:
+    fw = framework([eq_t1()], [big_node()])
+    old = phase(pod("t1-p1", "ns1", 100, 30, priority=MID, node="node-a"), old_phase)
+    fw.add_pod(old)
+    infos_after_pre_filter(fw)
+    new = phase(pod("t1-p1", "ns1", 100, 30, priority=HIGH, node="node-a"), new_phase)
+    fw.cluster.pods["ns1/t1-p1"] = new
+    fw.scheduler.on_pod_update(old, new)
+    info = infos_after_pre_filter(fw)["ns1"]
+    assert used_of(info) == want_used and info.pods == want_pods
+
+
+@pytest.mark.parametrize(
+    ("name", "delete", "want_used", "want_pods"),
+    [
+        ("Delete All Pods", ["t1-p1", "t1-p2"], (0, 0, 0), set()),
+        ("Delete one Pod", ["t1-p1"], (30, 100, 0), {"t1-p2"}),
+    ],
+)
+def test_delete_pod(name: str, delete: list[str], want_used: tuple[int, int, int], want_pods: set[str]) -> None:
+    fw = framework(
+        [eq_t1()],
+        [big_node()],
+        [
+            pod("t1-p1", "ns1", 100, 30, priority=MID, node="node-a"),
+            pod("t1-p2", "ns1", 100, 30, priority=HIGH, node="node-a"),
+        ],
+    )
+    infos_after_pre_filter(fw)
+    for n in delete:
+        fw.cluster.delete_pod(fw.cluster.pods[f"ns1/{n}"])
+    info = infos_after_pre_filter(fw)["ns1"]
+    assert used_of(info) == want_used and info.pods == want_pods
+    assert eq_status(fw, "ns1") == {"cpu": format_quantity("cpu", want_used[0]), "memory": str(want_used[1])}
