@@ -29,6 +29,7 @@ from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     NODE_ADD,
+    UNSCHEDULED_POD_ADD,
     ActionType,
     ClusterEvent,
     EventResource,
@@ -240,6 +241,7 @@ class Scheduler:
         )
         self._bound_uids: set[str] = set()
         self._lock = threading.Lock()
+        self._unscheduled_pod_add_events = any(fw.unscheduled_pod_add_events for fw in self.frameworks.values())
         self.log_plugins()
 
     def log_plugins(self) -> None:
@@ -271,6 +273,9 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, pod)
         elif self.responsible_for(pod):
             self.queue.add(pod)
+            if self._unscheduled_pod_add_events:
+                # Upstream addPodToSchedulingQueue under the GangScheduling feature gate.
+                self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, pod)
 
     def on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         if self._terminated(new):

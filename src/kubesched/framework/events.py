@@ -120,5 +120,8 @@ WILDCARD_EVENT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "WildCard"
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)
 ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
 ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD)
+#: A pod to schedule arrived; raised only when a plugin asks for it (see runtime's
+#: ``UNSCHEDULED_POD_ADD_EVENTS``), as upstream raises it only under the GangScheduling gate.
+UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD)
 UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "ForceActivate")

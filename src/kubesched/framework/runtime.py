@@ -84,6 +84,12 @@ _REQUEUE_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
 #: An explicit ``preEnqueue: disabled`` of the plugin (or of ``*``) still turns it off there.
 IMPLIED_PRE_ENQUEUE = "implied_pre_enqueue"
 
+#: kubesched stand-in for upstream's GangScheduling feature gate (v1.35, alpha), under which
+#: ``addPodToSchedulingQueue`` also raises an ``UnscheduledPod``/``Add`` event: a plugin class
+#: attribute that turns the event on while the plugin is enabled in some profile, so pods it parked
+#: can be let in when a sibling arrives. Without it no event is raised, as upstream without the gate.
+UNSCHEDULED_POD_ADD_EVENTS = "unscheduled_pod_add_events"
+
 
 class FrameworkError(ValueError):
     """A profile that cannot be built (unknown plugin, duplicate, missing QueueSort/Bind...)."""
@@ -157,6 +163,10 @@ class Framework:
         self.points: dict[str, list[Any]] = {p: [] for p in EXTENSION_POINTS}
         self._build(profile.plugins, registry)
         self.queue_sort = self.points["queue_sort"][0]
+        #: Whether an enabled plugin asked for ``UnscheduledPod``/``Add`` events (see above).
+        self.unscheduled_pod_add_events = any(
+            getattr(p, UNSCHEDULED_POD_ADD_EVENTS, False) is True for p in self.plugins.values()
+        )
         self.batch_filter = [p for p in self.points["filter"] if _implements(p, BatchFilterPlugin)]
         self.per_node_filter = [p for p in self.points["filter"] if not _implements(p, BatchFilterPlugin)]
 
@@ -756,6 +766,7 @@ class Framework:
 __all__ = [
     "EXTENSION_POINTS",
     "IMPLIED_PRE_ENQUEUE",
+    "UNSCHEDULED_POD_ADD_EVENTS",
     "FilterOutcome",
     "Framework",
     "FrameworkError",
