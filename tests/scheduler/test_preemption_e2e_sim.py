@@ -275,3 +275,31 @@ def test_simulate_report_shows_preempted_pods() -> None:
     # The JSON form of pods is unchanged: the victim is listed as it always was.
     (victim,) = [p for p in result.to_json()["pods"] if p["name"] == "b1"]
     assert set(victim) == {"namespace", "name", "node", "boundAt", "message"}
+
+
+def test_lower_priority_pod_does_not_take_the_room_freed_for_the_preemptor() -> None:
+    # b is full (two 2-cpu pods at 10). "lp" (priority 5) fails at T0 and waits; at T0+30 "hi"
+    # (priority 100) preempts b1 and is nominated to b. The deletion requeues both; lp, whose
+    # backoff is long over, is tried first, but the filters count the nominated hi on b.
+    fw = default_profile([node("b")], [pod("b0", "2", 10, "b"), pod("b1", "2", 10, "b")])
+    fw.add_pod(pod("lp", "2", 5))
+    fw.schedule()
+    fw.clock.advance_to(T0 + 30)
+    fw.add_pod(pod("hi", "2", 100))
+    fw.schedule()
+    assert deleted(fw) == {"b1": "Preempted"}
+    assert node_of(fw, "hi") == "b"
+    assert node_of(fw, "lp") is None
+    no_victims = ("0/1 nodes are available: 1 Insufficient cpu. "
+                  "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
+    lp_attempts = [e.time - T0 for e in fw.cluster.events if e.name == "lp" and e.reason == "FailedScheduling"]
+    hi_bound = bound_at(fw, "hi")
+    assert hi_bound is not None
+    # lp was retried after the preemption and before hi bound, and still did not fit.
+    assert lp_attempts == [0, 30] and hi_bound == T0 + 30
+    lp_retry, hi_bind = (
+        next(i for i, e in enumerate(fw.cluster.events) if e.name == n and e.reason == r and e.time == T0 + 30)
+        for n, r in (("lp", "FailedScheduling"), ("hi", "Scheduled"))
+    )
+    assert lp_retry < hi_bind
+    assert set(notes(fw, "lp")) == {no_victims}
