@@ -435,8 +435,17 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         n = len(potential_nodes)
+        # Optional: a node with no pod the policy may preempt is rejected without the clones.
+        quick_reject: Callable[[NodeInfo, PodInfo], Status | None] | None = getattr(
+            self.interface, "reject_without_victims", None
+        )
         for i in range(n):
-            node_info = potential_nodes[(offset + i) % n].clone()
+            original = potential_nodes[(offset + i) % n]
+            early = quick_reject(original, pod) if quick_reject is not None else None
+            if early is not None:
+                statuses[original.name] = early
+                continue
+            node_info = original.clone()
             victims, num_violations, st = self.interface.select_victims_on_node(
                 state.clone(), pod, node_info, parsed
             )

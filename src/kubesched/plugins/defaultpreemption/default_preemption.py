@@ -122,6 +122,13 @@ class DefaultPreemption:
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
         return victim.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
 
+    def reject_without_victims(self, node_info: NodeInfo, pod: PodInfo) -> Status | None:
+        """What ``select_victims_on_node`` returns for a node without potential victims, found
+        before the evaluator clones the node and the CycleState for it (most nodes, often)."""
+        if any(self.is_preemption_allowed(node_info, p, pod) for p in node_info.pods):
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
+
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[PodInfo], int, Status]:
