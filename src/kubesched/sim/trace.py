@@ -25,9 +25,11 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from rich.table import Table
 
 from kubesched.cluster.sim import SimCluster
 from kubesched.config.load import load_config
@@ -35,19 +37,25 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry, default_registry
 from kubesched.plugins.gpu import POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
-from kubesched.plugins.gpu.replay import REPORT_POINTS, ReplayResult, node_specs, pod_shape
+from kubesched.plugins.gpu.frag import FloatArray
+from kubesched.plugins.gpu.replay import REPORT_POINTS, ReplayResult, node_specs, pod_shape, replay_arrival
 from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS, NAME, GpuShare, GpuShareArgs
 from kubesched.scheduler import TIE_BREAK_NODE_ORDER, Scheduler
 from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, Trace, arrival, manifests
 from kubesched.sim.manifests import admit_pod
 
 __all__ = [
+    "PolicyRuns",
     "Progress",
     "canonical_policy",
+    "parse_seeds",
     "replay_config",
     "replay_framework",
+    "replay_trace",
+    "run_replays",
     "summary",
     "summary_of_runs",
+    "table",
     "typical_pod_args",
 ]
 
@@ -155,8 +163,10 @@ def replay_framework(
     for e, (obj, shape) in enumerate(zip(pod_objs, shapes, strict=True)):
         total_arrived += shape.total_gpu_milli
         arrived[e] = total_arrived
+        meta = obj["metadata"]
+        meta["uid"] = f"trace-{meta['name']}"  # names are unique in a run; spares a UUID per pod
         admit_pod(obj, {}, 0)
-        key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+        key = f"{meta['namespace']}/{meta['name']}"
         cluster.create_pod(obj)
         sched.schedule_one()
         clock.run_due()
@@ -252,3 +262,102 @@ def summary_of_runs(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "seconds": round(float(np.mean([r["seconds"] for r in runs])), 3),
         "runs": list(runs),
     }
+
+
+# ---- several policies and seeds (the CLI) ---------------------------------------------------------
+
+
+@dataclass
+class PolicyRuns:
+    """Every seed's replay of one policy."""
+
+    policy: str
+    results: list[ReplayResult]
+
+    def mean_curve(self, which: str) -> FloatArray:
+        """Mean over the seeds of ``allocation`` or ``fragmentation`` (ratio) at 0..130 % arrived."""
+        curves = [r.allocation_curve() if which == "allocation" else r.fragmentation_ratio_curve()
+                  for r in self.results]
+        with np.errstate(invalid="ignore"):
+            stacked = np.vstack(curves)
+            counts = (~np.isnan(stacked)).sum(axis=0)
+            sums = np.where(np.isnan(stacked), 0.0, stacked).sum(axis=0)
+            out: FloatArray = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        return out
+
+
+#: ``start(label, total) -> advance(done)``: a progress display for one run.
+RunProgress = Callable[[str, int], Progress]
+
+
+def parse_seeds(seeds: Sequence[int], seed_range: str | None) -> list[int]:
+    """``--seed`` values followed by a ``--seeds`` range ``A..B`` (or ``A-B``, inclusive)."""
+    out = list(seeds)
+    if seed_range:
+        text = seed_range.replace("..", "-", 1) if ".." in seed_range else seed_range
+        lo, sep, hi = text.partition("-")
+        try:
+            first, last = int(lo), int(hi) if sep else int(lo)
+        except ValueError:
+            raise ValueError(f"--seeds: {seed_range!r} is not a range like 42..51") from None
+        if last < first:
+            raise ValueError(f"--seeds: empty range {seed_range!r}")
+        out.extend(range(first, last + 1))
+    return list(dict.fromkeys(out)) or [42]
+
+
+def run_replays(
+    trace: Trace,
+    policies: Sequence[str],
+    seeds: Sequence[int],
+    tune: float = DEFAULT_TUNE,
+    *,
+    standalone: bool = False,
+    progress: RunProgress | None = None,
+) -> list[PolicyRuns]:
+    """Replay every policy with every seed, through the framework (or the standalone engine)."""
+    typical = typical_pod_args(trace)
+    out: list[PolicyRuns] = []
+    for policy in policies:
+        name = canonical_policy(policy)
+        results: list[ReplayResult] = []
+        for seed in seeds:
+            arr = arrival(trace, seed, tune)
+            report = progress(f"{name} seed {seed}", len(arr.sequence)) if progress is not None else None
+            if standalone:
+                result = replay_arrival(arr, name)
+                if report is not None:
+                    report(len(arr.sequence), len(arr.sequence))
+            else:
+                result = replay_framework(arr, name, typical_pods=typical, progress=report)
+            results.append(result)
+        out.append(PolicyRuns(name, results))
+    return out
+
+
+def summaries(runs: Sequence[PolicyRuns], nodes: int) -> list[dict[str, Any]]:
+    """One JSON object per policy: the run's, or the mean of several seeds (:func:`summary_of_runs`)."""
+    return [summary_of_runs([summary(r, nodes) for r in pr.results]) for pr in runs]
+
+
+def table(runs: Sequence[PolicyRuns], nodes: int, points: Sequence[int] = REPORT_POINTS) -> Table:
+    """A rich table: GPU allocation ratio (%) per arrived-workload column, one row per policy."""
+    t = Table(title=f"GPU allocation ratio (%) vs arrived workload — {nodes} nodes", title_justify="left")
+    t.add_column("policy")
+    t.add_column("seeds", justify="right")
+    for k in points:
+        t.add_column(f"{k}%", justify="right")
+    for col in ("frag@130", "failed", "secs/run"):
+        t.add_column(col, justify="right")
+    for s in summaries(runs, nodes):
+        seeds = s["seed"] if isinstance(s["seed"], list) else [s["seed"]]
+        label = str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}..{seeds[-1]}" if seeds == list(
+            range(seeds[0], seeds[-1] + 1)) else ",".join(map(str, seeds))
+        cells = [_cell(s["allocation"][str(k)]) for k in points]
+        t.add_row(s["policy"], label, *cells, _cell(s["fragmentation"]["130"]), str(s["failed_pods"]),
+                  f"{s['seconds']:.2f}")
+    return t
+
+
+def _cell(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}"

@@ -79,14 +79,12 @@ class ClusterGpuState:
 
     def node_state(self, i: int) -> NodeGpuState:
         """The per-node view of row ``i`` (what a per-node plugin call receives)."""
-        classes = tuple(
-            sorted((name, int(self.class_counts[i, c])) for name, c in self.class_index.items()
-                   if self.class_counts[i, c] > 0)
-        )
+        counts = self.class_counts[i].tolist()
+        classes = tuple(sorted((name, counts[c]) for name, c in self.class_index.items() if counts[c] > 0))
         return NodeGpuState(
             name=self.names[i],
             model=self.models[int(self.model_idx[i])],
-            gpu_left=tuple(int(v) for v in self.gpu_left[i, : int(self.gpu_count[i])]),
+            gpu_left=tuple(self.gpu_left[i, : int(self.gpu_count[i])].tolist()),
             cpu_left=int(self.cpu_left[i]),
             memory_left=int(self.mem_left[i]),
             pods=int(self.pods[i]),
@@ -132,20 +130,24 @@ class ClusterGpuState:
         self._apply(i, pod, gpus, -1)
 
     def _apply(self, i: int, pod: PodShape, gpus: Sequence[int], sign: int) -> None:
-        row = self.gpu_left[i]
+        # Per-row work on a Python list: a node has a handful of GPUs, and numpy's per-call overhead
+        # on 8 values is what a replay of ten thousand pods would pay for.
+        left: list[int] = self.gpu_left[i].tolist()
         if pod.wants_gpu:
             if len(gpus) != pod.gpu_count or len(set(gpus)) != len(gpus):
                 raise ValueError(f"pod asks for {pod.gpu_count} GPU(s), got indexes {list(gpus)}")
+            count = int(self.gpu_count[i])
             for j in gpus:
-                if not 0 <= j < self.gpu_count[i]:
+                if not 0 <= j < count:
                     raise ValueError(f"node {self.names[i]} has no GPU {j}")
-                new = int(row[j]) - sign * pod.gpu_milli
+                new = left[j] - sign * pod.gpu_milli
                 if not 0 <= new <= MILLI:
                     raise ValueError(f"GPU {j} of node {self.names[i]} would have {new} milli left")
-                row[j] = new
-            self.gpu_sum[i] = row.sum()
-            self.gpu_max[i] = row.max(initial=0)
-            self.gpu_free[i] = int((row == MILLI).sum())
+                left[j] = new
+            self.gpu_left[i] = left
+            self.gpu_sum[i] = sum(left)
+            self.gpu_max[i] = max(left, default=0)
+            self.gpu_free[i] = left.count(MILLI)
         elif gpus:
             raise ValueError("a pod without GPU request cannot hold GPUs")
         self.cpu_left[i] -= sign * pod.cpu
@@ -163,12 +165,12 @@ class ClusterGpuState:
                 raise ValueError(f"no {cls} pod on node {self.names[i]} to release")
             self.class_counts[i, c] = before + sign
             self.n_classes[i] += int(before + sign > 0) - int(before > 0)
-        self.node_sid[i] = self._intern(i)
+        self.node_sid[i] = self._intern(i, left)
 
     # ---- fragmentation-state interning ---------------------------------------------------------
 
-    def _intern(self, i: int) -> int:
-        gpu = tuple(sorted(self.gpu_left[i].tolist(), reverse=True))
+    def _intern(self, i: int, left: list[int] | None = None) -> int:
+        gpu = tuple(sorted(self.gpu_left[i].tolist() if left is None else left, reverse=True))
         key = (int(self.model_idx[i]), int(self.cpu_left[i]), gpu)
         sid = self._sid_of.get(key)
         if sid is None:

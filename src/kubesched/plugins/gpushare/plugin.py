@@ -84,7 +84,9 @@ class _ScoreState:
 
 
 def _clamp(scores: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    return np.clip(scores, MIN_NODE_SCORE, MAX_NODE_SCORE)
+    """Policies normalise by the Alibaba cluster's largest node (128 cores, 8 GPUs): on bigger nodes
+    DotProd could leave [0, 100], which the framework rejects."""
+    return np.minimum(np.maximum(scores, MIN_NODE_SCORE), MAX_NODE_SCORE)
 
 
 class GpuShare:

@@ -89,7 +89,11 @@ def _split_models(text: str) -> tuple[str, ...]:
 
 
 def _models(pod: PodInfo) -> tuple[str, ...]:
-    listed = _split_models(str(pod.annotations.get(ANNOTATION_GPU_MODELS) or ""))
+    text = pod.annotations.get(ANNOTATION_GPU_MODELS)
+    listed = _split_models(str(text)) if text else ()
+    spec = pod.spec
+    if not spec.get("nodeSelector") and not spec.get("affinity"):
+        return listed
     allowed = _models_from_selector(pod)
     if allowed is None:
         return listed
