@@ -128,7 +128,9 @@ class KubeClient:
         burst: int = 100,
         timeout: float = 30.0,
         metrics: Any = None,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
+        """``transport`` replaces the network (tests use ``httpx.MockTransport``)."""
         self.conn = conn
         self.server = conn.server
         self.host = urlsplit(conn.server).netloc
@@ -143,6 +145,7 @@ class KubeClient:
             headers=headers,
             timeout=httpx.Timeout(timeout),
             limits=httpx.Limits(max_connections=100, max_keepalive_connections=32),
+            transport=transport,
         )
         self._discovery: dict[str, list[dict[str, Any]] | None] = {}
         self._discovery_lock = threading.Lock()

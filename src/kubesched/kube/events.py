@@ -300,9 +300,9 @@ class EventRecorder:
             if not entry.created:
                 self.client.post(path, entry.body)
                 entry.created = True
-                entry.written = 1
+                entry.written = int((entry.body.get("series") or {}).get("count", 1))
                 self.created += 1
-                if entry.count > 1:
+                if entry.count > entry.written:
                     self._write(entry, 0)
                 return
             count = entry.count
