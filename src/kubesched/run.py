@@ -27,6 +27,7 @@ from kubesched.framework.clock import RealClock
 from kubesched.framework.registry import Registry
 from kubesched.kube.client import KubeClient
 from kubesched.kube.config import connection_config
+from kubesched.kube.events import EventRecorder
 from kubesched.kube.klog import info_s, v
 from kubesched.kube.leaderelection import LeaderElector, LeaseLock, default_identity
 from kubesched.kube.metrics import ClientMetrics
@@ -106,7 +107,15 @@ class SchedulerApp:
         cc = config.client_connection
         conn = connection_config(self.options.kubeconfig or cc.kubeconfig or None)
         self.client = KubeClient(conn, qps=cc.qps, burst=cc.burst, metrics=self.client_metrics)
-        self.cluster = KubeCluster(self.client, self.clock, options=self.options.backend)
+        # Events get their own client and rate limit, as kube-scheduler's separate eventClient:
+        # a burst of events never delays a binding.
+        self.event_client = KubeClient(conn, qps=cc.qps, burst=cc.burst, metrics=self.client_metrics)
+        self.cluster = KubeCluster(
+            self.client,
+            self.clock,
+            options=self.options.backend,
+            recorder=EventRecorder(self.event_client, self.clock),
+        )
         self.scheduler = Scheduler(
             config, registry, self.cluster, self.clock, tie_break=self.options.tie_break, metrics=self.metrics
         )
@@ -245,4 +254,5 @@ class SchedulerApp:
         self.scheduler.queue.close()
         self.clock.stop()
         self.client.close()
+        self.event_client.close()
         info_s(log, v(0), "kubesched stopped", exitCode=self.exit_code, attempts=self.attempts)

@@ -217,7 +217,9 @@ class KubeCluster:
         return wait_for_sync(list(self.informers.values()), timeout, stop)
 
     def synced(self) -> bool:
-        return all(inf.synced.is_set() for inf in list(self.informers.values()))
+        """Every informer has delivered its first list (False before ``start``)."""
+        informers = list(self.informers.values())
+        return bool(informers) and all(inf.synced.is_set() for inf in informers)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Finish in-flight bindings (up to ``timeout``), flush events, stop the informers."""
