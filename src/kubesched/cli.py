@@ -327,6 +327,8 @@ def trace_alibaba_gpu(
 ) -> None:
     """Schedule the Alibaba GPU trace (FGD paper, ATC '23) one pod at a time with GpuShare and report the
     GPU allocation ratio at 10..130 % arrived workload, fragmentation, failed pods and wall time."""
+    from rich.markup import escape
+
     from kubesched.sim import trace as tr
     from kubesched.sim.alibaba import load_trace
 
@@ -343,14 +345,14 @@ def trace_alibaba_gpu(
             raise ValueError(f"--tune must be positive, got {tune}")
         data = load_trace(nodes_csv, pods_csv)
     except (ValueError, KeyError, OSError) as err:
-        _fail([str(err) if not isinstance(err, KeyError) else f"missing CSV column {err}"])
+        _fail([escape(str(err) if not isinstance(err, KeyError) else f"missing CSV column {err}")])
     if report is not None:
         from kubesched.sim.trace_report import PlotUnavailableError, require_matplotlib
 
         try:
             require_matplotlib()
         except PlotUnavailableError as err:
-            _fail([str(err)])
+            _fail([escape(str(err))])
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     err_console = Console(stderr=True)
@@ -364,7 +366,7 @@ def trace_alibaba_gpu(
         try:
             runs = tr.run_replays(data, chosen, run_seeds, tune, standalone=standalone, progress=start)
         except (ValueError, FrameworkError) as err:
-            _fail([str(err)])
+            _fail([escape(str(err))])
     nodes = len(data.nodes)
     if report is not None:
         from kubesched.sim.trace_report import write_report

@@ -509,25 +509,31 @@ _shapes = st.one_of(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), _shapes), max_size=12), _shapes,
+       st.sampled_from([None, "T4", "H100|A100"]),
        st.sampled_from(["prefer-packed", "require-single-group"]),
        st.sampled_from(["DotProd", "GpuClustering", "GpuPacking", "BestFit"]))
 def test_batch_forms_equal_per_node_forms(placed: list[tuple[int, dict[str, int]]], probe: dict[str, int],
-                                          topology: str, policy: str) -> None:
+                                          models: str | None, topology: str, policy: str) -> None:
     nodes = [gpu_node("n0", 8, groups="0-3;4-7"), gpu_node("n1", 4, "T4"), gpu_node("n2", 2, "A100"),
-             gpu_node("n3", 8, groups="0,1;2,3;4-7")]
+             gpu_node("n3", 8, groups="0,1;2,3;4-7"), gpu_node("n4", 0, "")]
     fw = framework(nodes, args={"topologyPolicy": topology, "scoringPolicy": policy})
     for k, (node, shape) in enumerate(placed):
         pod = gpu_pod(f"x{k}", **shape)
         fw.run_pre_filter(pod)
         if fw.run_filter(pod, f"n{node}", pre_filter=False).is_success():
             assert fw.run_reserve(pod, f"n{node}").is_success()
-    pi = fw.pod_info(gpu_pod("probe", **probe))
+    pi = fw.pod_info(gpu_pod("probe", models=models, **probe))  # type: ignore[arg-type]
     fw.run_pre_filter(pi)
     snap = fw.scheduler.snapshot
     gs = plugin(fw)
     idx = np.arange(len(nodes), dtype=np.intp)
     mask = gs.filter_batch(fw.state, pi, snap, idx)
-    assert mask.tolist() == [gs.filter(fw.state, pi, ni) is None for ni in fw.nodes()]
+    per_node = [gs.filter(fw.state, pi, ni) for ni in fw.nodes()]
+    assert mask.tolist() == [s is None for s in per_node]
+    codes, statuses = gs.filter_batch_statuses(fw.state, pi, snap, idx)
+    batch = [None if c < 0 else statuses[c] for c in codes.tolist()]
+    assert [None if s is None else (s.code, s.reasons) for s in batch] == [
+        None if s is None else (s.code, s.reasons) for s in per_node]
     feasible = [ni for ni, ok in zip(fw.nodes(), mask.tolist(), strict=True) if ok]
     if len(feasible) < 2:
         return
