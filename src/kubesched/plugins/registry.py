@@ -11,6 +11,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.capacityscheduling import CapacityScheduling
     from kubesched.plugins.defaultbinder import DefaultBinder
     from kubesched.plugins.defaultpreemption import DefaultPreemption
+    from kubesched.plugins.gpushare import GpuShare
     from kubesched.plugins.imagelocality import ImageLocality
     from kubesched.plugins.interpodaffinity import InterPodAffinity
     from kubesched.plugins.nodeaffinity import NodeAffinity
@@ -55,4 +56,5 @@ def in_tree_registry() -> Registry:
     r.register(names.WINDOW_TRANSFER, WindowTransfer)
     r.register(names.TENANT_ISOLATION, TenantIsolation)
     r.register(names.CAPACITY_SCHEDULING, CapacityScheduling)
+    r.register(names.GPU_SHARE, GpuShare)
     return r

@@ -32,6 +32,7 @@ from kubesched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.plugins import names
 from kubesched.plugins.gpu import NodeGpuState, PodShape, Policy, RandomPolicy, accessible, make_policy
 from kubesched.plugins.gpu.fit import REASON_GPU_MODEL, REASON_INSUFFICIENT_GPU, REASON_NO_GPU
 from kubesched.sim.gorand import GoRand
@@ -53,7 +54,7 @@ __all__ = ["NAME", "REASON_NOT_IN_ONE_GROUP", "REASON_TOO_MANY_FOR_ONE_GROUP", "
 
 log = logging.getLogger("kubesched.plugins.gpushare")
 
-NAME = "GpuShare"
+NAME = names.GPU_SHARE
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 REASON_NOT_IN_ONE_GROUP = "Insufficient GPU in a single GPU group"
