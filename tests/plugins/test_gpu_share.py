@@ -320,6 +320,14 @@ def test_numa_zones_from_node_resource_topology() -> None:
     assert strict.run_filter(gpu_pod("job", gpus=4), "n1").reasons == [REASON_NOT_IN_ONE_GROUP]
 
 
+def test_one_nvlink_group_over_two_numa_zones_beats_two_nvlink_groups() -> None:
+    # an 8-GPU job: one NVSwitch domain spanning two NUMA zones is one group, better than 4 + 4
+    topo = [nrt("nvswitch", ("node-0", 4), ("node-1", 4))]
+    fw = framework([gpu_node("split", groups="0-3;4-7"), gpu_node("nvswitch", groups="0-7")], objects=topo)
+    res = fw.run_score(gpu_pod("job", gpus=8))
+    assert dict(zip(res.nodes, res.normalized[NAME].tolist(), strict=True)) == {"split": 0, "nvswitch": 1}
+
+
 def test_numa_breaks_ties_between_nvlink_placements() -> None:
     # one NVLink domain of 8 GPUs over two NUMA zones: a 2-GPU job stays in one zone
     topo = [nrt("n1", ("node-0", 4), ("node-1", 4))]

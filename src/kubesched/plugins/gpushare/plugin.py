@@ -381,6 +381,7 @@ class GpuShare:
         value = format_gpu_ids(gpus)
         if pod.annotations.get(ANNOTATION_GPU_IDS) != value:
             self.handle.client().patch_pod_metadata(pod.pod, annotations={ANNOTATION_GPU_IDS: value})
+        log.info("pod %s gets GPUs %s of node %s", pod.key, value, node_name)
         return None
 
 

@@ -138,9 +138,11 @@ def node_topology(
     groups, zones = flat.groups, flat.zones
     annotations = (node.get("metadata") or {}).get("annotations") or {}
     text = annotations.get(ANNOTATION_GPU_GROUPS)
+    annotated = False
     if text and gpu_count:
         try:
             groups = parse_gpu_groups(str(text), gpu_count)
+            annotated = True
         except TopologyError as err:
             problems.append(str(err))
     if nrt is not None and gpu_count:
@@ -148,7 +150,7 @@ def node_topology(
             zones = zones_from_nrt(nrt, gpu_count)
         except TopologyError as err:
             problems.append(str(err))
-    if len(groups) <= 1 and len(zones) > 1:  # NUMA zones only: they are the groups
+    if not annotated:  # NUMA zones only (or nothing): the zones are the groups
         groups = zones
     return GpuTopology(groups, zones), problems
 
