@@ -168,6 +168,7 @@ class SchedulerApp:
         if self.elector is not None and self.elector.lost and not self._stop.is_set():
             log.error("leaderelection lost; stopping scheduling")
             self._lost.set()
+            self.cluster.refuse_binding_cycles()
             self.exit_code = EXIT_LEASE_LOST
             self._stop.set()
             self.scheduler.queue.close()  # wake the scheduling loop at once

@@ -233,14 +233,21 @@ def metric_value(text: str, metric: str, **labels: str) -> float | None:
 class InProcessScheduler:
     """One ``SchedulerApp`` on a thread, so a test can read its counters and stop it cleanly."""
 
-    def __init__(self, config: Mapping[str, Any], kubeconfig: Path, *, identity: str | None = None) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        kubeconfig: Path,
+        *,
+        identity: str | None = None,
+        backend: KubeOptions | None = None,
+    ) -> None:
         self.metrics_port = free_port()
         options = RunOptions(
             kubeconfig=str(kubeconfig),
             metrics_bind_address=f"127.0.0.1:{self.metrics_port}",
             identity=identity,
             shutdown_grace=10.0,
-            backend=KubeOptions(bind_workers=4),
+            backend=backend or KubeOptions(bind_workers=4),
         )
         self.app = SchedulerApp(load_config(dict(config)), default_registry(), options)
         self.exit_code: int | None = None

@@ -230,9 +230,14 @@ class KubeCluster:
         for inf in list(self.informers.values()):
             inf.stop(timeout=2.0)
 
+    def refuse_binding_cycles(self) -> None:
+        """From now on ``submit`` starts nothing (leadership lost: the new leader decides)."""
+        with self._inflight_cond:
+            self._accepting = False
+
     def drain(self, timeout: float) -> bool:
         """Stop accepting binding cycles and wait for those running; True if all finished."""
-        self._accepting = False
+        self.refuse_binding_cycles()
         deadline = time.monotonic() + timeout
         with self._inflight_cond:
             while self._inflight > 0:
