@@ -34,6 +34,8 @@ from kubesched.run import RunOptions, SchedulerApp
 from kubesched.testing.controlplane import ControlPlane
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
+#: Namespaces made by these tests (their pods are cleaned up between tests).
+NAMESPACE_PREFIX = "ks"
 
 
 def unique(prefix: str) -> str:
@@ -70,7 +72,7 @@ class Api:
 
     # -- objects -------------------------------------------------------------------------------
     def namespace(self, name: str | None = None) -> str:
-        name = name or unique("ks")
+        name = name or unique(NAMESPACE_PREFIX)
         body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         resp = self.c.post("/api/v1/namespaces", json=body)
         assert resp.status_code in (201, 409), resp.text
@@ -106,6 +108,16 @@ class Api:
     def delete_all_nodes(self) -> None:
         for n in self.ok(self.c.get("/api/v1/nodes"))["items"]:
             self.c.delete(f"/api/v1/nodes/{n['metadata']['name']}")
+
+    def delete_our_pods(self) -> None:
+        """Pods left by earlier kube tests (namespaces ``ks-*``): without a kubelet they stay,
+        and a new node of the same name would find them still counted on it."""
+        for p in self.ok(self.c.get("/api/v1/pods"))["items"]:
+            md = p["metadata"]
+            if md["namespace"].startswith(f"{NAMESPACE_PREFIX}-"):
+                self.c.delete(
+                    f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}", params={"gracePeriodSeconds": 0}
+                )
 
     def node_names(self) -> list[str]:
         return sorted(n["metadata"]["name"] for n in self.ok(self.c.get("/api/v1/nodes"))["items"])
@@ -361,11 +373,14 @@ def subprocesses(*scheds: SubprocessScheduler) -> Iterator[None]:
 @pytest.fixture
 def api(control_plane: ControlPlane) -> Iterator[Api]:
     """Admin access, on a cluster with no Nodes: other tests' nodes would change the scheduler's
-    choices and the node counts in its messages. Nodes made by the test are deleted after it."""
+    choices and the node counts in its messages. Nodes and pods made by the test are deleted
+    after it."""
     with control_plane.admin_client(timeout=30.0) as client:
         a = Api(client)
+        a.delete_our_pods()
         a.delete_all_nodes()
         yield a
+        a.delete_our_pods()
         a.delete_all_nodes()
 
 
