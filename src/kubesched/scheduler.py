@@ -567,9 +567,9 @@ class Scheduler:
         if not feasible and failed:
             # Only now do the reasons of batch-rejected nodes matter: run the reference per-node
             # chain on them so the message and the rejecting plugins are exactly upstream's.
-            for i in failed:
+            statuses = fw.run_filter_plugins_on_rows(state, pi, self.snapshot, failed)
+            for i, st in zip(failed, statuses, strict=True):
                 ni = nodes[i]
-                st = fw.run_filter_plugins(state, pi, ni)
                 if st.code == Code.ERROR:
                     raise _CycleError(st)
                 if st.is_success():  # a batch form disagreed with its reference: trust the reference

@@ -148,6 +148,48 @@ class Fit:
             ok &= q <= alloc[indices] - used[indices]
         return ok
 
+    def filter_batch_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> tuple[npt.NDArray[np.int64], list[Status]]:
+        """What :meth:`filter` returns on each node of ``indices`` (``fits_request``'s reasons, in its
+        order), from the node table: -1 where the node fits, else the index of its Status."""
+        req = self._request(state, pod)
+        t = snapshot.table
+        pods = t.pod_count[indices] + 1 > t.alloc_pods[indices]
+        # (reason, insufficient, unresolvable) per check, in fits_request's order
+        checks: list[tuple[str, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = [
+            ("Too many pods", pods, np.zeros_like(pods))
+        ]
+        if req.milli_cpu or req.memory or req.ephemeral_storage or req.scalar_resources:
+            for reason, q, alloc, used in (
+                ("Insufficient cpu", req.milli_cpu, t.alloc_cpu, t.req_cpu),
+                ("Insufficient memory", req.memory, t.alloc_mem, t.req_mem),
+                ("Insufficient ephemeral-storage", req.ephemeral_storage, t.alloc_eph, t.req_eph),
+            ):
+                if q > 0:
+                    a = alloc[indices]
+                    checks.append((reason, q > a - used[indices], q > a))
+            for name, q in req.scalar_resources.items():
+                if q == 0 or self._ignored(name):
+                    continue
+                alloc, used = t.scalar(name)
+                a = alloc[indices]
+                checks.append((f"Insufficient {name}", q > a - used[indices], q > a))
+        bits = np.zeros(len(indices), dtype=np.int64)
+        hard = np.zeros(len(indices), dtype=np.bool_)
+        for j, (_, insufficient, unresolvable) in enumerate(checks):
+            bits |= insufficient.astype(np.int64) << j
+            hard |= insufficient & unresolvable
+        codes = np.full(len(indices), -1, dtype=np.int64)
+        failing = bits > 0
+        keys, inverse = np.unique(bits[failing] * 2 + hard[failing], return_inverse=True)
+        codes[failing] = inverse
+        statuses = []
+        for key in keys.tolist():
+            reasons = [checks[j][0] for j in range(len(checks)) if key >> (j + 1) & 1]
+            statuses.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key & 1 else Code.UNSCHEDULABLE, *reasons))
+        return codes, statuses
+
     def _ignored(self, name: str) -> bool:
         if not is_extended_resource_name(name):
             return False
