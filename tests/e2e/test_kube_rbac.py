@@ -98,7 +98,21 @@ def test_deploy_rbac_is_enough_to_schedule(control_plane: ControlPlane, api: Api
     low, high = unique("low"), unique("high")
     api.priority_class(low, 100)
     api.priority_class(high, 1000)
-    ks = SubprocessScheduler(config, kubeconfig, tmp_path)
+    # The Deployment and Service are valid for this API server (server-side dry run), and the
+    # scheduler runs with the Deployment's own arguments (the harness sets config, kubeconfig and
+    # the metrics port).
+    [deployment, service] = _docs("deployment.yaml", "service.yaml")
+    for doc, path in (
+        (deployment, "/apis/apps/v1/namespaces/{ns}/deployments"),
+        (service, "/api/v1/namespaces/{ns}/services"),
+    ):
+        api.ok(api.c.post(path.format(ns=doc["metadata"]["namespace"]), json=doc, params={"dryRun": "All"}), 200, 201)
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["args"][0] == "run"
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == sa_name
+    assert deployment["spec"]["replicas"] == 2
+    args = [a for a in container["args"][1:] if not a.startswith(("--config=", "--metrics-bind-address="))]
+    ks = SubprocessScheduler(config, kubeconfig, tmp_path, *args)
     with subprocesses(ks):
         eventually(ks.ready, "kubesched ready with the ServiceAccount's token")
         eventually(
