@@ -901,7 +901,7 @@ def used_of(info: ElasticQuotaInfo) -> tuple[int, int, int]:
 
 
 def test_update_elastic_quota() -> None:
-    """"Update ElasticQuota without Used": the new bounds apply, the usage is kept."""
+    """Upstream "Update ElasticQuota without Used": the new bounds apply, the usage is kept."""
     fw = framework([eq_t1()], [big_node()], [pod("t1-p1", "ns1", 50, 10, node="node-a")])
     infos_after_pre_filter(fw)
     fw.cluster.create_object(EQ_API, "ElasticQuota", quota("ns1", rl(10, 100), rl(300, 1000), "t1-eq1"))
@@ -919,7 +919,7 @@ def test_delete_elastic_quota() -> None:
 
 
 def test_add_pod() -> None:
-    """"AddPod": three pods of ns1 on node-a count 30m CPU and 150 bytes."""
+    """Upstream "AddPod": three pods of ns1 on node-a count 30m CPU and 150 bytes."""
     fw = framework([eq_t1()], [big_node()])
     for name in ("t1-p1", "t1-p2", "t1-p3"):
         fw.add_pod(pod(name, "ns1", 50, 10, priority=MID, node="node-a"))
