@@ -149,7 +149,8 @@ class CapacityScheduling:
             del self._parsed[key]
             self._written.pop(key, None)
             self._pending.pop(key, None)
-            self._reported.pop(key, None)
+        for key in [k for k in self._reported if k not in live]:
+            del self._reported[key]
         self._quotas = out
         return out
 
