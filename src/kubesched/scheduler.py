@@ -291,6 +291,10 @@ class Scheduler:
             )
             self.queue.move_all_to_active_or_backoff(event, old, new)
         elif self.responsible_for(new):
+            if self.cache.is_assumed(str((new.get("metadata") or {}).get("uid") or "")):
+                # Upstream updatePodInSchedulingQueue: an assumed pod (its binding cycle patching it,
+                # e.g. at PreBind) is not scheduled again.
+                return
             event = ClusterEvent(EventResource.UNSCHEDULED_POD, _pod_update_action(old, new))
             self.queue.update(old, new, event)
 
@@ -568,7 +572,13 @@ class Scheduler:
             # Only now do the reasons of batch-rejected nodes matter: run the reference per-node
             # chain on them so the message and the rejecting plugins are exactly upstream's.
             statuses = fw.run_filter_plugins_on_rows(state, pi, self.snapshot, failed)
-            for i, st in zip(failed, statuses, strict=True):
+            pairs = zip(failed, statuses, strict=True)
+            distinct = list({id(s): s for s in statuses}.values())
+            if all(s.is_rejected() for s in distinct):  # the usual case: record them in bulk
+                diagnosis.node_to_status.update(zip([nodes[i].name for i in failed], statuses, strict=True))
+                diagnosis.unschedulable_plugins.update(s.plugin for s in distinct if s.plugin)
+                pairs = zip((), (), strict=True)
+            for i, st in pairs:
                 ni = nodes[i]
                 if st.code == Code.ERROR:
                     raise _CycleError(st)

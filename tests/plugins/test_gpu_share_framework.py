@@ -10,7 +10,7 @@ returns. The FailedScheduling message is upstream's histogram either way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from hypothesis import given, settings
@@ -118,3 +118,32 @@ def test_failed_scheduling_message_from_batch_statuses() -> None:
     note = next(e.note for e in fw.cluster.events if e.reason == "FailedScheduling")
     assert note == ("0/4 nodes are available: 1 Insufficient GPU, 1 Insufficient cpu, 1 Insufficient memory, "
                     "1 Node has no GPU.")
+
+
+class PatchAtPreBind:
+    """Annotates the pod at PreBind (as GpuShare does) and records what the queue holds right after."""
+
+    name = "PatchAtPreBind"
+    queue: ClassVar[Any] = None
+    active_after_patch: ClassVar[list[bool]] = []
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    def pre_bind(self, state: Any, pod: Any, node_name: str) -> Status | None:
+        self.handle.client().patch_pod_metadata(pod.pod, annotations={"example.com/step": "pre-bind"})
+        PatchAtPreBind.active_after_patch.append(PatchAtPreBind.queue.has_active())
+        return None
+
+
+def test_an_assumed_pod_updated_during_its_binding_cycle_is_not_queued_again() -> None:
+    # upstream eventhandlers.go updatePodInSchedulingQueue: "if isAssumed { return }"
+    fw = new_framework([PatchAtPreBind], nodes=[make_node("n1").capacity(cpu="4").obj()])
+    PatchAtPreBind.queue = fw.scheduler.queue
+    PatchAtPreBind.active_after_patch = []
+    fw.add_pod(make_pod("p").req(cpu="1").obj())
+    fw.schedule()
+    assert PatchAtPreBind.active_after_patch == [False]
+    pod = fw.cluster.pods["default/p"]
+    assert pod["spec"]["nodeName"] == "n1" and pod["metadata"]["annotations"]["example.com/step"] == "pre-bind"
+    assert fw.scheduler.queue.counts()["active"] == 0 and fw.cluster.bind_count["default/p"] == 1

@@ -469,40 +469,42 @@ class Framework:
         The scheduler explains a pod that fits nowhere with it: on a large cluster, calling every
         plugin on every node was most of the cost of each failed attempt."""
         nodes = snapshot.node_infos
+        row_array = np.asarray(rows, dtype=np.intp)
         ok = Status(Code.SUCCESS)
-        out: list[Status] = [ok] * len(rows)
-        pending = list(range(len(rows)))
+        # statuses as an object array, so that a batch plugin's answer lands in one vector operation
+        out = np.empty(len(row_array), dtype=object)
+        out[:] = [ok]
+        pending = np.arange(len(row_array))
         for p in self.points["filter"]:
-            if not pending:
+            if not len(pending):
                 break
             if p.name in state.skip_filter_plugins:
                 continue
             batch = getattr(p, "filter_batch_statuses", None)
-            still: list[int] = []
             if not callable(batch):
-                for k in pending:
-                    s = self._filter_with((p,), state, pod, nodes[rows[k]])
+                still: list[int] = []
+                for k in pending.tolist():
+                    s = self._filter_with((p,), state, pod, nodes[int(row_array[k])])
                     if s.is_success():
                         still.append(k)
                     else:
                         out[k] = s
-                pending = still
+                pending = np.array(still, dtype=np.intp)
                 continue
             try:
-                idx = np.fromiter((rows[k] for k in pending), dtype=np.intp, count=len(pending))
-                codes, statuses = batch(state, pod, snapshot, idx)
-                checked = [self._filter_rejection(p, s) for s in statuses]
-                for k, c in zip(pending, np.asarray(codes).tolist(), strict=True):
-                    if c < 0:
-                        still.append(k)
-                    else:
-                        out[k] = checked[c]
+                codes, statuses = batch(state, pod, snapshot, row_array[pending])
+                codes = np.asarray(codes, dtype=np.int64)
+                checked = np.empty(len(statuses), dtype=object)
+                checked[:] = [self._filter_rejection(p, s) for s in statuses]
+                rejected = codes >= 0
+                out[pending[rejected]] = checked[codes[rejected]]
             except Exception as err:
                 log.exception("plugin %s failed at Filter (batch statuses)", p.name)
                 error = Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
-                return [error if out[k] is ok else out[k] for k in range(len(rows))]
-            pending = still
-        return out
+                out[pending] = [error]
+                return list(out.tolist())
+            pending = pending[~rejected]
+        return list(out.tolist())
 
     @staticmethod
     def _filter_rejection(plugin: Any, s: Status) -> Status:

@@ -42,7 +42,6 @@ from kubesched.plugins.gpu.replay import REPORT_POINTS, ReplayResult, node_specs
 from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS, NAME, GpuShare, GpuShareArgs
 from kubesched.scheduler import TIE_BREAK_NODE_ORDER, Scheduler
 from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, Trace, arrival, manifests
-from kubesched.sim.manifests import admit_pod
 
 __all__ = [
     "PolicyRuns",
@@ -163,9 +162,11 @@ def replay_framework(
     for e, (obj, shape) in enumerate(zip(pod_objs, shapes, strict=True)):
         total_arrived += shape.total_gpu_milli
         arrived[e] = total_arrived
+        # What admission would set (sim.manifests.admit_pod), without hashing a UUID per pod:
+        # names are unique in a run.
         meta = obj["metadata"]
-        meta["uid"] = f"trace-{meta['name']}"  # names are unique in a run; spares a UUID per pod
-        admit_pod(obj, {}, 0)
+        meta["uid"] = f"trace-{meta['name']}"
+        obj["spec"]["priority"] = 0
         key = f"{meta['namespace']}/{meta['name']}"
         cluster.create_pod(obj)
         sched.schedule_one()

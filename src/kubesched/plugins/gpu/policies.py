@@ -289,7 +289,7 @@ class BestFit(Policy):
         lo, hi = int(scores.min()), int(scores.max())
         if hi == lo:
             return np.zeros_like(scores)
-        return _trunc_div((scores - lo) * MAX_NODE_SCORE, hi - lo)
+        return (scores - lo) * MAX_NODE_SCORE // (hi - lo)  # numerator >= 0: Go's division is floor here
 
 
 def _sigmoid_scores(delta: FloatArray) -> IntArray:
