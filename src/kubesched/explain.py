@@ -116,6 +116,6 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
             entry["scores"][plugin] = {"raw": int(raw[i]), "normalized": norm, "weighted": norm * res.weights[plugin]}
         entry["total"] = int(res.total[i])
     best = int(res.total.max())
-    winners = [res.nodes[i] for i in np.flatnonzero(res.total == best)]
+    winners = [res.nodes[i] for i in np.flatnonzero(res.total == best).tolist()]
     out["selected"] = winners[0] if len(winners) == 1 else sched.select_host(res)
     return out

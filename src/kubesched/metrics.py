@@ -6,15 +6,93 @@ process never share counters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+import math
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString as _float_to_go_string
 
 from kubesched.framework.status import Status
 
 
 def _exp(start: float, factor: float, count: int) -> list[float]:
     return [start * factor**i for i in range(count)]
+
+
+class _LightChild:
+    __slots__ = ("counts", "sum")
+
+    def __init__(self, n_buckets: int) -> None:
+        self.counts = [0] * n_buckets
+        self.sum = 0.0
+
+
+class LightHistogram(Collector):
+    """A Prometheus histogram for the scheduling loop's hot path, exposed exactly like
+    ``prometheus_client.Histogram`` (same name, help, labels, buckets, ``_bucket``/``_count``/``_sum``
+    samples) but observed in about a tenth of the time: one ``bisect`` and two additions under one
+    lock, instead of a linear bucket scan and a lock per value. Used for what the scheduler observes
+    several times per cycle (extension point and attempt durations)."""
+
+    def __init__(
+        self, name: str, documentation: str, labelnames: Sequence[str] = (), *, buckets: Sequence[float],
+        registry: CollectorRegistry,
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self.bounds = [float(b) for b in buckets]
+        self._lock = threading.Lock()
+        self._children: dict[tuple[str, ...], _LightChild] = {}
+        registry.register(self)
+
+    def labels(self, *values: str) -> _LightObserver:
+        if len(values) != len(self.labelnames):
+            raise ValueError(f"{self.name}: expected {len(self.labelnames)} label values, got {len(values)}")
+        key = tuple(str(v) for v in values)
+        with self._lock:
+            child = self._children.get(key)
+            if child is None:
+                # +1: the implicit +Inf bucket.
+                child = self._children[key] = _LightChild(len(self.bounds) + 1)
+        return _LightObserver(self, child)
+
+    def observe(self, amount: float) -> None:
+        """For a histogram without labels."""
+        self.labels().observe(amount)
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        with self._lock:
+            snapshot = [(k, list(c.counts), c.sum) for k, c in self._children.items()]
+        for key, counts, total in snapshot:
+            cumulative, buckets = 0, []
+            for bound, n in zip([*self.bounds, math.inf], counts, strict=True):
+                cumulative += n
+                buckets.append((str(_float_to_go_string(bound)), cumulative))  # type: ignore[no-untyped-call]
+            family.add_metric(list(key), buckets, total)
+        yield family
+
+
+class _LightObserver:
+    __slots__ = ("_bounds", "_child", "_lock")
+
+    def __init__(self, hist: LightHistogram, child: _LightChild) -> None:
+        self._bounds = hist.bounds
+        self._lock = hist._lock
+        self._child = child
+
+    def observe(self, amount: float) -> None:
+        i = bisect.bisect_left(self._bounds, amount)  # the first bucket with amount <= bound
+        child = self._child
+        with self._lock:
+            child.counts[i] += 1
+            child.sum += amount
 
 
 class SchedulerMetrics:
@@ -27,7 +105,7 @@ class SchedulerMetrics:
             ["result", "profile"],
             registry=r,
         )
-        self.attempt_duration = Histogram(
+        self.attempt_duration = LightHistogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ["result", "profile"],
@@ -40,20 +118,20 @@ class SchedulerMetrics:
             buckets=_exp(0.001, 2, 15),
             registry=r,
         )
-        self.sli_duration = Histogram(
+        self.sli_duration = LightHistogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.",
             ["attempts"],
             buckets=_exp(0.01, 2, 20),
             registry=r,
         )
-        self.pod_scheduling_attempts = Histogram(
+        self.pod_scheduling_attempts = LightHistogram(
             "scheduler_pod_scheduling_attempts",
             "Number of attempts to successfully schedule a pod.",
             buckets=_exp(1, 2, 5),
             registry=r,
         )
-        self.extension_point_duration = Histogram(
+        self.extension_point_duration = LightHistogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"],
@@ -97,22 +175,33 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        # Label children by label values: ``labels()`` costs more than the observation itself,
+        # and these are observed several times per scheduling cycle.
+        self._children: dict[tuple[object, ...], Any] = {}
+
+    def _child(self, metric: Any, *values: str) -> Any:
+        key = (metric, *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
     # Narrow entry points used by the framework and queue -------------------------------------
     def framework_extension_point_duration(self, point: str, status: Status, profile: str, seconds: float) -> None:
-        self.extension_point_duration.labels(point, status.code.upstream_name, profile).observe(seconds)
+        self._child(self.extension_point_duration, point, status.code.upstream_name, profile).observe(seconds)
 
     def queue_incoming(self, queue: str, event: str) -> None:
-        self.queue_incoming_pods.labels(queue, event).inc()
+        self._child(self.queue_incoming_pods, queue, event).inc()
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.schedule_attempts.labels(result, profile).inc()
-        self.attempt_duration.labels(result, profile).observe(seconds)
+        self._child(self.schedule_attempts, result, profile).inc()
+        self._child(self.attempt_duration, result, profile).observe(seconds)
 
     def observe_scheduled(self, attempts: int, since_first_attempt: float | None) -> None:
-        self.pod_scheduling_attempts.observe(attempts)
+        self._child(self.pod_scheduling_attempts).observe(attempts)
         if since_first_attempt is not None:
             label = str(attempts) if attempts < 15 else "15+"
-            self.sli_duration.labels(label).observe(since_first_attempt)
+            self._child(self.sli_duration, label).observe(since_first_attempt)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():

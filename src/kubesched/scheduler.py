@@ -34,6 +34,7 @@ from kubesched.framework.events import (
     ClusterEvent,
     EventResource,
 )
+from kubesched.framework.node_rows import NodeRows, names_of
 from kubesched.framework.preemption import NodeToStatus
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, ScoreResult
@@ -48,6 +49,7 @@ from kubesched.framework.types import (
     NominatingMode,
     PodInfo,
     QueuedPodInfo,
+    same_parse_inputs,
 )
 from kubesched.framework.waiting_pods import WaitingPod
 from kubesched.metrics import SchedulerMetrics
@@ -285,7 +287,11 @@ class Scheduler:
             was_assigned = old is not None and self._assigned(old)
             if not was_assigned:
                 self.queue.delete(new)  # bound (by us or someone else): out of the queue
-            self.cache.update_pod(PodInfo(new))
+            pi = PodInfo(new)
+            prev = self.cache.get_pod(pi.uid)
+            if prev is not None and same_parse_inputs(prev.pod, new):
+                pi.inherit_parses(prev)  # e.g. the echo of our own binding: nothing to parse again
+            self.cache.update_pod(pi)
             event = ClusterEvent(
                 EventResource.ASSIGNED_POD, _pod_update_action(old, new) if was_assigned else ActionType.ADD
             )
@@ -469,11 +475,13 @@ class Scheduler:
         evaluated = len(feasible) + diagnosis.processed_failures
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
-        scores = self.prioritize_nodes(fw, state, pi, feasible)
+        scores = self.prioritize_nodes(fw, state, pi, feasible, diagnosis.feasible_rows)
         host = self.select_host(scores)
         return ScheduleResult(host, evaluated, len(feasible), scores=scores)
 
-    def find_nodes_that_fit_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> tuple[list[NodeInfo], _Diag]:
+    def find_nodes_that_fit_pod(
+        self, fw: Framework, state: CycleState, pi: PodInfo
+    ) -> tuple[Sequence[NodeInfo], _Diag]:
         diagnosis = _Diag()
         all_nodes = self.snapshot.node_infos
         pre_res, s, narrowing = fw.run_pre_filter_plugins(state, pi, all_nodes)
@@ -502,7 +510,7 @@ class Scheduler:
                     return [ni], diagnosis
 
         if pre_res is None or pre_res.all_nodes():
-            indices = np.arange(len(all_nodes), dtype=np.intp)
+            indices = self.snapshot.table.all
         else:
             names = pre_res.node_names or set()
             indices = np.array(sorted(self.snapshot.index[n] for n in names if n in self.snapshot.index), dtype=np.intp)
@@ -524,53 +532,47 @@ class Scheduler:
 
     def find_nodes_that_pass_filters(
         self, fw: Framework, state: CycleState, pi: PodInfo, diagnosis: _Diag, indices: np.ndarray
-    ) -> list[NodeInfo]:
+    ) -> Sequence[NodeInfo]:
+        """Upstream's rotated walk over the nodes until ``numFeasibleNodesToFind`` pass.
+
+        The batch Filters give a mask over every candidate at once; when no per-node plugin is
+        left to run (and no node has nominated pods) the walk is the mask's first feasible
+        positions, found in one vector operation. The rows of the feasible nodes are kept in
+        ``diagnosis.feasible_rows`` for the batch Score plugins."""
         n = len(indices)
         if n == 0:
             return []
         to_find = num_feasible_nodes_to_find(self._percentage(fw), n)
         start = self.next_start_node_index % n
-        order = np.roll(indices, -start) if start else indices
         nodes = self.snapshot.node_infos
         if not fw.has_filter_plugins():
-            return [nodes[i] for i in order[:to_find]]
-        mask = fw.run_batch_filters(state, pi, self.snapshot, order)
+            order = _rotate(indices, start)
+            diagnosis.feasible_rows = order[:to_find]
+            return NodeRows(nodes, diagnosis.feasible_rows)
+        mask = fw.run_batch_filters(state, pi, self.snapshot, indices)
         if isinstance(mask, Status):
             raise _CycleError(mask)
-        feasible: list[NodeInfo] = []
-        failed: list[int] = []
-        has_nominated = bool(self.queue._nominated)
-        per_node = fw.per_node_filter
-        for pos in range(n):
-            ni = nodes[order[pos]]
-            if has_nominated and self.queue.nominated_pods_for_node(ni.name):
-                st = fw.run_filter_plugins_with_nominated_pods(
-                    state, pi, ni, self.queue.nominated_pods_for_node(ni.name)
-                )
-            elif not mask[pos]:
-                failed.append(int(order[pos]))
-                continue
-            elif per_node:
-                st = fw.run_per_node_filter_plugins(state, pi, ni)
-            else:
-                feasible.append(ni)
-                if len(feasible) >= to_find:
-                    break
-                continue
-            if st.code == Code.ERROR:
-                raise _CycleError(st)
-            if st.is_success():
-                feasible.append(ni)
-                if len(feasible) >= to_find:
-                    break
-            else:
-                diagnosis.node_to_status[ni.name] = st
-                if st.plugin:
-                    diagnosis.unschedulable_plugins.add(st.plugin)
+        order, mask = _rotate(indices, start), _rotate(mask, start)
+        feasible: Sequence[NodeInfo]
+        failed: Sequence[int]
+        per_node = fw.active_per_node_filters(state)
+        if not per_node and not self.queue.has_nominated_pods():
+            pos = np.flatnonzero(mask)
+            cut = n
+            if len(pos) >= to_find:
+                pos = pos[:to_find]
+                cut = int(pos[-1]) + 1
+            rows = order[pos]
+            failed = order[:cut][~mask[:cut]].tolist()
+            feasible = NodeRows(nodes, rows)
+        else:
+            feasible, failed, rows = self._walk_per_node(fw, per_node, state, pi, diagnosis, order, mask, to_find)
         diagnosis.processed_failures = len(diagnosis.node_to_status) + len(failed)
         if not feasible and failed:
             # Only now do the reasons of batch-rejected nodes matter: run the reference per-node
             # chain on them so the message and the rejecting plugins are exactly upstream's.
+            feasible = []
+            agreed: list[int] = []
             statuses = fw.run_filter_plugins_on_rows(state, pi, self.snapshot, failed)
             pairs = zip(failed, statuses, strict=True)
             distinct = list({id(s): s for s in statuses}.values())
@@ -585,24 +587,75 @@ class Scheduler:
                 if st.is_success():  # a batch form disagreed with its reference: trust the reference
                     log.error("batch filter rejected node %s that the per-node filters accept", ni.name)
                     feasible.append(ni)
+                    agreed.append(i)
                     continue
                 diagnosis.node_to_status[ni.name] = st
                 if st.plugin:
                     diagnosis.unschedulable_plugins.add(st.plugin)
-        elif failed:
-            diagnosis.lazy_failed = failed
+            rows = np.array(agreed, dtype=np.intp)
+        elif len(failed):
+            diagnosis.lazy_failed = list(failed)
             diagnosis.lazy = (fw, state, pi)
+        diagnosis.feasible_rows = rows
         return feasible
 
-    def prioritize_nodes(self, fw: Framework, state: CycleState, pi: PodInfo, nodes: list[NodeInfo]) -> ScoreResult:
+    def _walk_per_node(
+        self,
+        fw: Framework,
+        per_node: Sequence[Any],
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: _Diag,
+        order: np.ndarray,
+        mask: np.ndarray,
+        to_find: int,
+    ) -> tuple[list[NodeInfo], list[int], np.ndarray]:
+        """The walk node by node: per-node plugins, and nominated pods added where there are some."""
+        nodes = self.snapshot.node_infos
+        feasible: list[NodeInfo] = []
+        rows: list[int] = []
+        failed: list[int] = []
+        has_nominated = self.queue.has_nominated_pods()
+        for pos, row in enumerate(order.tolist()):
+            ni = nodes[row]
+            nominated = self.queue.nominated_pods_for_node(ni.name) if has_nominated else None
+            if nominated:
+                st = fw.run_filter_plugins_with_nominated_pods(state, pi, ni, nominated)
+            elif not mask[pos]:
+                failed.append(row)
+                continue
+            elif per_node:
+                st = fw.run_filter_plugins_subset(per_node, state, pi, ni)
+            else:
+                st = _OK
+            if st.code == Code.ERROR:
+                raise _CycleError(st)
+            if st.is_success():
+                feasible.append(ni)
+                rows.append(row)
+                if len(feasible) >= to_find:
+                    break
+            else:
+                diagnosis.node_to_status[ni.name] = st
+                if st.plugin:
+                    diagnosis.unschedulable_plugins.add(st.plugin)
+        return feasible, failed, np.array(rows, dtype=np.intp)
+
+    def prioritize_nodes(
+        self, fw: Framework, state: CycleState, pi: PodInfo, nodes: Sequence[NodeInfo], rows: np.ndarray | None = None
+    ) -> ScoreResult:
+        """Upstream ``prioritizeNodes``; ``rows`` are the nodes' positions in the snapshot (looked
+        up by name when not given)."""
         if not fw.has_score_plugins():
             ones = np.ones(len(nodes), dtype=np.int64)
-            return ScoreResult([n.name for n in nodes], {}, {}, {}, ones)
+            return ScoreResult(names_of(nodes), {}, {}, {}, ones)
         st = fw.run_pre_score_plugins(state, pi, nodes)
         if not st.is_success():
             raise _CycleError(st)
-        indices = np.fromiter((self.snapshot.index[n.name] for n in nodes), dtype=np.intp, count=len(nodes))
-        res = fw.run_score_plugins(state, pi, nodes, self.snapshot, indices)
+        if rows is None:
+            index = self.snapshot.index
+            rows = np.fromiter((index[n.name] for n in nodes), dtype=np.intp, count=len(nodes))
+        res = fw.run_score_plugins(state, pi, nodes, self.snapshot, rows)
         if isinstance(res, Status):
             raise _CycleError(res)
         return res
@@ -655,6 +708,8 @@ class Scheduler:
             log.exception("binding cycle of %s failed", assumed.key)
             status = Status.as_status(err)
         if status.is_success():
+            # Upstream metrics.PodScheduled: the attempt from the cycle's start to the binding.
+            self.metrics.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - start)
             return
         self.handle_binding_cycle_error(state, fw, qpi, assumed, host, start, status)
 
@@ -811,6 +866,11 @@ class Scheduler:
         return n
 
 
+def _rotate(a: np.ndarray, start: int) -> np.ndarray:
+    """``np.roll(a, -start)`` (upstream's rotated start index), cheaper for one dimension."""
+    return np.concatenate((a[start:], a[:start])) if start else a
+
+
 class _NoNodes(Exception):
     pass
 
@@ -822,16 +882,18 @@ class _CycleError(Exception):
 
 
 _CLEAR = NominatingInfo("", NominatingMode.OVERRIDE)
+_OK = Status(Code.SUCCESS)
 
 
 class _Diag(Diagnosis):
     """Diagnosis plus the bookkeeping of lazily computed reasons for batch-rejected nodes."""
 
-    __slots__ = ("lazy", "lazy_failed", "processed_failures")
+    __slots__ = ("feasible_rows", "lazy", "lazy_failed", "processed_failures")
 
     def __init__(self) -> None:
         super().__init__()
         self.processed_failures = 0
+        self.feasible_rows: np.ndarray | None = None
         self.lazy_failed: list[int] = []
         self.lazy: tuple[Framework, CycleState, PodInfo] | None = None
 

@@ -479,7 +479,7 @@ class SchedulingQueue:
     def delete(self, pod: Mapping[str, Any]) -> None:
         with self._cond:
             self.events_seen += 1
-            uid = PodInfo(dict(pod)).uid
+            uid = pod_uid(pod)
             self._attempt_events.pop(uid, None)
             self._active_uids.pop(uid, None)
             self._drop_backoff(uid)
@@ -509,6 +509,9 @@ class SchedulingQueue:
             pods.pop(uid, None)
             if not pods:
                 self._nominated.pop(node, None)
+
+    def has_nominated_pods(self) -> bool:
+        return bool(self._nominated)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._nominated.get(node_name, {}).values())

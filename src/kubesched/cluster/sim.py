@@ -283,7 +283,8 @@ class SimCluster:
         key = f"{ev.namespace}/{ev.name}"
         if reason == "FailedScheduling" and key in self.history:
             self.history[key]["message"] = note
-        log.debug("%s event %s %s: %s", rfc3339(ev.time), reason, key, note)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s event %s %s: %s", rfc3339(ev.time), reason, key, note)
 
     def submit(self, fn: Callable[[], None]) -> None:
         self.clock.call_later(0.0, fn)

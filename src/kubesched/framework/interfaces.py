@@ -99,13 +99,14 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
     """Optional vectorised Filter over the snapshot's node table.
 
     Returns a mask over ``indices`` (positions in ``snapshot.node_infos``), True where the per-node
-    ``filter`` would return Success. The per-node form is the reference and gives the reasons of
-    rejected nodes; tests prove both agree.
+    ``filter`` would return Success, or None when it would return Success on every one of them.
+    The per-node form is the reference and gives the reasons of rejected nodes; tests prove both
+    agree.
     """
 
     def filter_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
-    ) -> BoolArray: ...
+    ) -> BoolArray | None: ...
 
 
 @runtime_checkable

@@ -44,6 +44,7 @@ from .interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
+from .node_rows import names_of
 from .registry import Registry
 from .status import Code, Status, StatusLike
 from .types import (
@@ -131,7 +132,7 @@ class FilterOutcome:
 class ScoreResult:
     """Scores of the feasible nodes: per plugin raw/normalised (weighted = normalised × weight)."""
 
-    nodes: list[str]
+    nodes: Sequence[str]
     raw: dict[str, npt.NDArray[np.int64]]
     normalized: dict[str, npt.NDArray[np.int64]]
     weights: dict[str, int]
@@ -167,6 +168,8 @@ class Framework:
         self.unscheduled_pod_add_events = any(
             getattr(p, UNSCHEDULED_POD_ADD_EVENTS, False) is True for p in self.plugins.values()
         )
+        #: Plugins with a batch Score form (checked once: Protocol isinstance checks are slow).
+        self._batch_score = {p.name for p in self.points["score"] if _implements(p, BatchScorePlugin)}
         self.batch_filter = [p for p in self.points["filter"] if _implements(p, BatchFilterPlugin)]
         self.per_node_filter = [p for p in self.points["filter"] if not _implements(p, BatchFilterPlugin)]
 
@@ -311,24 +314,43 @@ class Framework:
                 point, status, self.profile_name, time.perf_counter() - start
             )
 
-    def _call(self, plugin: Any, point: str, fn: Callable[[], StatusLike]) -> Status:
-        """Run one plugin method: ``None`` -> Success, an exception -> Error naming the plugin.
+    def _call(self, plugin: Any, point: str, fn: Callable[..., StatusLike], *args: Any) -> Status:
+        """Run one plugin method, ``fn(*args)``: ``None`` -> Success, an exception -> Error naming
+        the plugin.
 
         The Error carries the bare exception text; each extension point wraps it in upstream's
         message for that point (``running PreFilter plugin "X": ...``)."""
         try:
-            result = fn()
+            result = fn(*args)
         except Exception as err:
-            if isinstance(err, InvalidObjectError):  # bad input, not a bug: no traceback
-                log.warning("plugin %s at %s: invalid object: %s", plugin.name, point, err)
-            else:
-                log.exception("plugin %s failed at %s", plugin.name, point)
-            return Status(Code.ERROR, str(err) or type(err).__name__, error=err, plugin=plugin.name)
+            return self._exception_status(plugin, point, err)
         if result is None:
             return Status(Code.SUCCESS)
-        if not isinstance(result, Status):
+        if type(result) is not Status and not isinstance(result, Status):
             return Status(Code.ERROR, f"returned {result!r}, not a Status", plugin=plugin.name)
         return result
+
+    def _call_pair(
+        self, plugin: Any, point: str, fn: Callable[..., tuple[Any, StatusLike]], *args: Any
+    ) -> tuple[Any, Status]:
+        """:meth:`_call` for methods returning ``(value, status)`` (PreFilter, Permit, PostFilter)."""
+        try:
+            value, result = fn(*args)
+        except Exception as err:
+            return None, self._exception_status(plugin, point, err)
+        if result is None:
+            return value, Status(Code.SUCCESS)
+        if type(result) is not Status and not isinstance(result, Status):
+            return value, Status(Code.ERROR, f"returned {result!r}, not a Status", plugin=plugin.name)
+        return value, result
+
+    @staticmethod
+    def _exception_status(plugin: Any, point: str, err: Exception) -> Status:
+        if isinstance(err, InvalidObjectError):  # bad input, not a bug: no traceback
+            log.warning("plugin %s at %s: invalid object: %s", plugin.name, point, err)
+        else:
+            log.exception("plugin %s failed at %s", plugin.name, point)
+        return Status(Code.ERROR, str(err) or type(err).__name__, error=err, plugin=plugin.name)
 
     # ------------------------------------------------------------------------------------------
     # queue
@@ -338,7 +360,7 @@ class Framework:
 
     def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status:
         for p in self.points["pre_enqueue"]:
-            s = self._call(p, "PreEnqueue", lambda p=p: p.pre_enqueue(pod))  # type: ignore[misc]
+            s = self._call(p, "PreEnqueue", p.pre_enqueue, pod)
             if not s.is_success():
                 if not s.is_rejected():
                     s = Status(Code.ERROR, f"running PreEnqueue plugin {_q(p.name)}: {s.message()}", error=s.error)
@@ -360,14 +382,7 @@ class Framework:
         returned: Status | None = None
         narrowing_plugins: list[str] = []
         for p in self.points["pre_filter"]:
-            r: PreFilterResult | None = None
-
-            def call(p: Any = p) -> StatusLike:
-                nonlocal r
-                r, st = p.pre_filter(state, pod, nodes)
-                return cast(StatusLike, st)
-
-            s = self._call(p, "PreFilter", call)
+            r, s = self._call_pair(p, "PreFilter", p.pre_filter, state, pod, nodes)
             if s.is_skip():
                 skip.add(p.name)
                 continue
@@ -443,7 +458,7 @@ class Framework:
         for p in plugins:
             if p.name in state.skip_filter_plugins:
                 continue
-            s = self._call(p, "Filter", lambda p=p: p.filter(state, pod, node_info))  # type: ignore[misc]
+            s = self._call(p, "Filter", p.filter, state, pod, node_info)
             if s.is_success():
                 continue
             s.plugin = p.name
@@ -520,6 +535,17 @@ class Framework:
         """Only the plugins without a batch form (the batch ones ran over the node table already)."""
         return self._filter_with(self.per_node_filter, state, pod, node_info)
 
+    def active_per_node_filters(self, state: CycleState) -> list[Any]:
+        """The plugins without a batch form that this cycle runs (PreFilter did not skip them)."""
+        skip = state.skip_filter_plugins
+        return [p for p in self.per_node_filter if p.name not in skip] if skip else list(self.per_node_filter)
+
+    def run_filter_plugins_subset(
+        self, plugins: Sequence[Any], state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        """``plugins`` (a subset of the Filter plugins, in order) on one node."""
+        return self._filter_with(plugins, state, pod, node_info)
+
     def run_all_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> FilterOutcome:
         """Every Filter plugin, not stopping at failures: what ``kubesched explain`` shows."""
         out = FilterOutcome()
@@ -527,7 +553,7 @@ class Framework:
             if p.name in state.skip_filter_plugins:
                 out.statuses[p.name] = Status(Code.SKIP)
                 continue
-            s = self._call(p, "Filter", lambda p=p: p.filter(state, pod, node_info))  # type: ignore[misc]
+            s = self._call(p, "Filter", p.filter, state, pod, node_info)
             s.plugin = p.name
             out.statuses[p.name] = s
         return out
@@ -537,11 +563,14 @@ class Framework:
     ) -> npt.NDArray[np.bool_] | Status:
         """AND of every batch Filter's mask over ``indices``, or an Error status."""
         mask = np.ones(len(indices), dtype=np.bool_)
+        skip = state.skip_filter_plugins
         for p in self.batch_filter:
-            if p.name in state.skip_filter_plugins:
+            if p.name in skip:
                 continue
             try:
-                mask &= p.filter_batch(state, pod, snapshot, indices)
+                m = p.filter_batch(state, pod, snapshot, indices)
+                if m is not None:
+                    mask &= m
             except Exception as err:
                 log.exception("plugin %s failed at Filter (batch)", p.name)
                 return Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
@@ -608,7 +637,7 @@ class Framework:
         start = time.perf_counter()
         skip: set[str] = set()
         for p in self.points["pre_score"]:
-            s = self._call(p, "PreScore", lambda p=p: p.pre_score(state, pod, nodes))  # type: ignore[misc]
+            s = self._call(p, "PreScore", p.pre_score, state, pod, nodes)
             if s.is_skip():
                 skip.add(p.name)
                 continue
@@ -632,7 +661,7 @@ class Framework:
     ) -> ScoreResult | Status:
         """Score, normalise and weight; scores outside [0, 100] after normalisation are an Error."""
         start = time.perf_counter()
-        names = [n.name for n in nodes]
+        names = names_of(nodes)
         raw: dict[str, npt.NDArray[np.int64]] = {}
         normalized: dict[str, npt.NDArray[np.int64]] = {}
         total = np.zeros(len(nodes), dtype=np.int64)
@@ -640,7 +669,7 @@ class Framework:
             if p.name in state.skip_score_plugins:
                 continue
             try:
-                if snapshot is not None and indices is not None and _implements(p, BatchScorePlugin):
+                if snapshot is not None and indices is not None and p.name in self._batch_score:
                     scores = np.asarray(p.score_batch(state, pod, snapshot, indices), dtype=np.int64)
                 else:
                     scores = np.empty(len(nodes), dtype=np.int64)
@@ -701,7 +730,7 @@ class Framework:
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
         for p in self.points["reserve"]:
-            s = self._call(p, "Reserve", lambda p=p: p.reserve(state, pod, node_name))  # type: ignore[misc]
+            s = self._call(p, "Reserve", p.reserve, state, pod, node_name)
             if not s.is_success():
                 s.plugin = p.name
                 if not s.is_rejected():
@@ -758,7 +787,7 @@ class Framework:
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
         for p in self.points["pre_bind"]:
-            s = self._call(p, "PreBind", lambda p=p: p.pre_bind(state, pod, node_name))  # type: ignore[misc]
+            s = self._call(p, "PreBind", p.pre_bind, state, pod, node_name)
             if s.is_skip():
                 continue
             if not s.is_success():
@@ -775,7 +804,7 @@ class Framework:
         start = time.perf_counter()
         s = Status(Code.SKIP)
         for p in self.points["bind"]:
-            s = self._call(p, "Bind", lambda p=p: p.bind(state, pod, node_name))  # type: ignore[misc]
+            s = self._call(p, "Bind", p.bind, state, pod, node_name)
             if s.is_skip():
                 continue
             if not s.is_success():

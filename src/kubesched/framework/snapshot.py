@@ -9,14 +9,19 @@ nodes that changed, so batch Filter/Score plugins evaluate thousands of nodes in
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from .node_columns import _EMPTY, TAINT_SETS, LabelColumn
 from .types import NodeInfo
 
 I64 = npt.NDArray[np.int64]
+_A = TypeVar("_A", bound=npt.NDArray[Any])
+_epochs = itertools.count(1)
 
 
 class NodeTable:
@@ -30,11 +35,40 @@ class NodeTable:
         self.alloc_cpu, self.alloc_mem, self.alloc_eph, self.alloc_pods = z(), z(), z(), z()
         self.req_cpu, self.req_mem, self.req_eph, self.pod_count = z(), z(), z(), z()
         self.nz_cpu, self.nz_mem = z(), z()
+        #: Allocatable minus requested (pods: minus the pod count), for Filter's one comparison.
+        self.free_cpu, self.free_mem, self.free_eph, self.free_pods = z(), z(), z(), z()
         #: ``NodeInfo.generation`` of each row: plugins that keep per-node state compare it to find
         #: the nodes that changed since their last cycle without visiting every NodeInfo.
         self.generation = z()
         self.alloc_scalar: dict[str, I64] = {}
         self.req_scalar: dict[str, I64] = {}
+        #: ``np.arange(size)``: pass it as ``indices`` for "every row in table order"; :meth:`take`
+        #: then returns whole columns without a gather.
+        self.all: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
+        self.unschedulable = np.zeros(n, dtype=np.bool_)
+        #: Id of each row's taint list in :data:`~kubesched.framework.node_columns.TAINT_SETS`.
+        self.taint_id = np.zeros(n, dtype=np.int32)
+        self._nodes: list[object] = [None] * n
+        self._labels: list[Mapping[str, str]] = [_EMPTY] * n
+        #: Rows with ``unschedulable`` set, and with a non-empty taint list: when 0, the batch
+        #: forms of NodeUnschedulable and TaintToleration have nothing to look at.
+        self.unschedulable_count = 0
+        self.tainted_count = 0
+        self._label_cols: dict[str, LabelColumn] = {}
+        #: Changes whenever a row's node object changes (labels, taints, images) or rows move:
+        #: a key for caches derived from node objects only, not from pods.
+        self.node_epoch = next(_epochs)
+
+    def take(self, column: _A, indices: npt.NDArray[np.intp]) -> _A:
+        """``column[indices]``, without the copy when ``indices`` is :attr:`all` (do not mutate it)."""
+        return column if indices is self.all else cast(_A, column[indices])
+
+    def label_column(self, key: str) -> LabelColumn:
+        """The value-id column of label ``key``, built on first use."""
+        col = self._label_cols.get(key)
+        if col is None:
+            col = self._label_cols[key] = LabelColumn(key, self._labels)
+        return col
 
     def scalar(self, name: str) -> tuple[I64, I64]:
         """(allocatable, requested) columns of an extended resource; zeros if no node has it."""
@@ -53,9 +87,26 @@ class NodeTable:
         self.req_mem[i] = r.memory
         self.req_eph[i] = r.ephemeral_storage
         self.pod_count[i] = len(ni.pods)
+        self.free_cpu[i] = a.milli_cpu - r.milli_cpu
+        self.free_mem[i] = a.memory - r.memory
+        self.free_eph[i] = a.ephemeral_storage - r.ephemeral_storage
+        self.free_pods[i] = a.allowed_pod_number - len(ni.pods)
         self.nz_cpu[i] = ni.non_zero_requested.milli_cpu
         self.nz_mem[i] = ni.non_zero_requested.memory
         self.generation[i] = ni.generation
+        if ni.node is not self._nodes[i]:
+            # Only a new node object (an update from the informer) can change these.
+            self._nodes[i] = ni.node
+            labels = self._labels[i] = ni.labels
+            for key, col in self._label_cols.items():
+                col.values[i] = col.id_of(labels.get(key))
+            unschedulable = ni.unschedulable
+            taint_id = TAINT_SETS.id_of(ni.taints)
+            self.unschedulable_count += int(unschedulable) - int(self.unschedulable[i])
+            self.tainted_count += int(taint_id != 0) - int(self.taint_id[i] != 0)
+            self.unschedulable[i] = unschedulable
+            self.taint_id[i] = taint_id
+            self.node_epoch = next(_epochs)
         for name in set(a.scalar_resources) | set(r.scalar_resources) | set(self.alloc_scalar):
             ac, rc = self.scalar(name)
             ac[i] = a.scalar_resources.get(name, 0)

@@ -18,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE
 from kubesched.framework.snapshot import Snapshot
@@ -73,6 +76,14 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
 
+def calculate_priority_batch(sum_scores: npt.NDArray[np.int64], num_containers: int) -> npt.NDArray[np.int64]:
+    """:func:`calculate_priority` on an array."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    clamped = np.clip(sum_scores, MIN_THRESHOLD, max_threshold)
+    out: npt.NDArray[np.int64] = MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+    return out
+
+
 class _CycleData:
     __slots__ = ("index",)
 
@@ -112,6 +123,28 @@ class ImageLocality:
             if size is not None:
                 total += scaled_image_score(size, index.num_nodes(image), index.total_nodes)
         return calculate_priority(total, num_containers), None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64]:
+        index = self._states(state)
+        images, num_containers = pod_images(pod)
+        if num_containers == 0 or index.total_nodes == 0:
+            return np.zeros(len(indices), dtype=np.int64)
+        total: npt.NDArray[np.int64] | None = None
+        for image in images:
+            num_nodes = index.num_nodes(image)
+            if num_nodes == 0:
+                continue
+            if total is None:
+                total = np.zeros(len(indices), dtype=np.int64)
+            spread = float(num_nodes) / float(index.total_nodes)
+            sizes = snapshot.table.take(index.column(image, snapshot), indices)
+            # int64(float64(size) * spread) truncates toward zero, as Go's conversion does.
+            total += (sizes.astype(np.float64) * spread).astype(np.int64)
+        if total is None:  # no node has any of the images: below the threshold everywhere
+            return np.full(len(indices), calculate_priority(0, num_containers), dtype=np.int64)
+        return calculate_priority_batch(total, num_containers)
 
     def score_extensions(self) -> None:
         return None

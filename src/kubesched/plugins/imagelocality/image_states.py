@@ -15,6 +15,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.framework.snapshot import Snapshot
 
 
@@ -41,8 +44,18 @@ class ImageStateIndex:
         self._nodes: dict[str, tuple[object, dict[str, int]]] = {}
         self._counts: Counter[str] = Counter()
         self.total_nodes = 0
+        #: The node table's ``node_epoch`` at the last refresh: unchanged means no node object
+        #: changed and no node came or went, so neither did any image.
+        self._epoch = -1
+        #: Image -> sizes per node-table row, for the batch Score; valid for ``_epoch``.
+        self._columns: dict[str, npt.NDArray[np.int64]] = {}
 
     def refresh(self, snapshot: Snapshot) -> None:
+        epoch = snapshot.table.node_epoch
+        if epoch == self._epoch and self.total_nodes == len(snapshot.node_infos):
+            return
+        self._epoch = epoch
+        self._columns.clear()
         seen: set[str] = set()
         for ni in snapshot.node_infos:
             seen.add(ni.name)
@@ -61,6 +74,18 @@ class ImageStateIndex:
 
     def num_nodes(self, image: str) -> int:
         return self._counts.get(image, 0)
+
+    def column(self, image: str, snapshot: Snapshot) -> npt.NDArray[np.int64]:
+        """The size of ``image`` on every node of ``snapshot`` in table order (0: not there)."""
+        col = self._columns.get(image)
+        if col is None:
+            col = np.fromiter(
+                (self.sizes(ni.name).get(image, 0) for ni in snapshot.node_infos),
+                dtype=np.int64,
+                count=len(snapshot.node_infos),
+            )
+            self._columns[image] = col
+        return col
 
     def sizes(self, node_name: str) -> Mapping[str, int]:
         rec = self._nodes.get(node_name)

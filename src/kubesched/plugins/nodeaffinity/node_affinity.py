@@ -27,6 +27,7 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
@@ -34,6 +35,8 @@ from kubesched.plugins.tainttoleration.normalize_score import (
     default_normalize_score,
     default_normalize_score_batch,
 )
+
+from .batch import node_selector_mask, preferred_scores, required_mask
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_AFFINITY
 PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_AFFINITY
@@ -185,6 +188,18 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        mask = np.ones(len(indices), dtype=np.bool_)
+        if self.added_node_selector is not None:
+            mask &= node_selector_mask(snapshot, self.added_node_selector, indices)
+        s = state.get(PRE_FILTER_STATE_KEY)
+        required = s.required if isinstance(s, _PreFilterState) else pod.required_node_affinity
+        if mask.any():
+            mask &= required_mask(snapshot, required, indices)
+        return mask
+
     # -- PreScore / Score -------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         try:
@@ -213,6 +228,18 @@ class NodeAffinity:
         if preferred is not None:
             count += preferred.score(node)
         return count, None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64]:
+        counts = np.zeros(len(indices), dtype=np.int64)
+        if self.added_pref_sched_terms is not None:
+            counts += preferred_scores(snapshot, self.added_pref_sched_terms, indices)
+        s = state.get(PRE_SCORE_STATE_KEY)
+        preferred = s.preferred if isinstance(s, _PreScoreState) else pod_preferred_node_affinity(pod)
+        if preferred is not None:
+            counts += preferred_scores(snapshot, preferred, indices)
+        return counts
 
     def score_extensions(self) -> NodeAffinity:
         return self

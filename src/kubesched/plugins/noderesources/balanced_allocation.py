@@ -84,6 +84,27 @@ def balanced_resource_batch_scorer(requested: I64, allocatable: I64) -> I64:
     return out
 
 
+def balanced_resource_dense_scorer(columns: list[tuple[I64, I64, int]], n: int) -> I64:
+    """The batch form when every resource is allocatable everywhere: same float64 operations."""
+    fracs = [np.minimum(q.astype(np.float64) / a.astype(np.float64), 1.0) for q, a, _ in columns]
+    if len(fracs) < 2:
+        return np.full(n, MAX_NODE_SCORE, dtype=np.int64)
+    if len(fracs) == 2:
+        std: F64 = np.abs((fracs[0] - fracs[1]) / 2)
+    else:
+        total = np.zeros(n, dtype=np.float64)
+        for f in fracs:
+            total = total + f
+        mean = total / len(fracs)
+        acc = np.zeros(n, dtype=np.float64)
+        for f in fracs:
+            d = f - mean
+            acc = acc + d * d
+        std = np.sqrt(acc / len(fracs))
+    out: I64 = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+    return out
+
+
 class _PreScoreState:
     __slots__ = ("pod_requests",)
 
@@ -110,6 +131,7 @@ class BalancedAllocation:
             scorer=balanced_resource_scorer,
             batch_scorer=balanced_resource_batch_scorer,
             use_requested=True,
+            dense_scorer=balanced_resource_dense_scorer,
         )
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

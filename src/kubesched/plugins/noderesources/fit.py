@@ -32,7 +32,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
-from .least_allocated import least_resource_batch_scorer, least_resource_scorer
+from .least_allocated import least_resource_batch_scorer, least_resource_dense_scorer, least_resource_scorer
 from .most_allocated import most_resource_batch_scorer, most_resource_scorer
 from .requested_to_capacity_ratio import (
     requested_to_capacity_ratio_batch_scorer,
@@ -65,8 +65,10 @@ def build_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     """Upstream ``nodeResourceStrategyTypeMap``: the scorer for the configured strategy."""
     strategy = args.scoring_strategy
     resources = list(strategy.resources)
+    dense = None
     if strategy.type == LEAST_ALLOCATED:
         scorer, batch = least_resource_scorer(resources), least_resource_batch_scorer(resources)
+        dense = least_resource_dense_scorer
     elif strategy.type == MOST_ALLOCATED:
         scorer, batch = most_resource_scorer(resources), most_resource_batch_scorer(resources)
     elif strategy.type == REQUESTED_TO_CAPACITY_RATIO and strategy.requested_to_capacity_ratio is not None:
@@ -75,7 +77,7 @@ def build_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
         batch = requested_to_capacity_ratio_batch_scorer(resources, shape)
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
-    return ResourceAllocationScorer(strategy.type, resources, scorer, batch, use_requested=False)
+    return ResourceAllocationScorer(strategy.type, resources, scorer, batch, use_requested=False, dense_scorer=dense)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,18 +136,19 @@ class Fit:
     ) -> npt.NDArray[np.bool_]:
         req = self._request(state, pod)
         t = snapshot.table
-        ok: npt.NDArray[np.bool_] = t.pod_count[indices] + 1 <= t.alloc_pods[indices]
+        take = t.take
+        ok: npt.NDArray[np.bool_] = take(t.free_pods, indices) >= 1
         if req.milli_cpu > 0:
-            ok &= req.milli_cpu <= t.alloc_cpu[indices] - t.req_cpu[indices]
+            ok &= take(t.free_cpu, indices) >= req.milli_cpu
         if req.memory > 0:
-            ok &= req.memory <= t.alloc_mem[indices] - t.req_mem[indices]
+            ok &= take(t.free_mem, indices) >= req.memory
         if req.ephemeral_storage > 0:
-            ok &= req.ephemeral_storage <= t.alloc_eph[indices] - t.req_eph[indices]
+            ok &= take(t.free_eph, indices) >= req.ephemeral_storage
         for name, q in req.scalar_resources.items():
             if q == 0 or self._ignored(name):
                 continue
             alloc, used = t.scalar(name)
-            ok &= q <= alloc[indices] - used[indices]
+            ok &= q <= take(alloc, indices) - take(used, indices)
         return ok
 
     def filter_batch_statuses(

@@ -16,6 +16,9 @@ from kubesched.framework.interfaces import MAX_NODE_SCORE
 
 from .resource_allocation import I64, BatchScorer, Scorer, weighted_mean
 
+__all__ = ["least_requested_score", "least_resource_batch_scorer", "least_resource_dense_scorer",
+           "least_resource_scorer"]
+
 
 def least_requested_score(requested: int, capacity: int) -> int:
     if capacity == 0 or requested > capacity:
@@ -48,3 +51,17 @@ def least_resource_batch_scorer(resources: Sequence[ResourceSpec]) -> BatchScore
         return weighted_mean(np.where(include, per, 0), weights, include)
 
     return score
+
+
+def least_resource_dense_scorer(columns: list[tuple[I64, I64, int]], n: int) -> I64:
+    """The batch form when every resource is allocatable everywhere (``allocatable > 0``)."""
+    total: I64 | None = None
+    weight_sum = 0
+    for requested, allocatable, w in columns:
+        per = np.maximum(allocatable - requested, 0) * MAX_NODE_SCORE // allocatable * w
+        total = per if total is None else total + per
+        weight_sum += w
+    if total is None or weight_sum == 0:
+        return np.zeros(n, dtype=np.int64)
+    out: I64 = total // weight_sum
+    return out

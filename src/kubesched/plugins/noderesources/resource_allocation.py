@@ -31,6 +31,10 @@ F64 = npt.NDArray[np.float64]
 Scorer = Callable[[Sequence[int], Sequence[int]], int]
 #: The vectorised scorer: (requested, allocatable) as R x N int64 arrays -> N scores.
 BatchScorer = Callable[[I64, I64], I64]
+#: The same when every included resource is allocatable on every node (the common case): a list of
+#: (requested, allocatable, weight) per included resource, 1-D arrays with allocatable > 0, and
+#: the number of nodes.
+DenseScorer = Callable[[list[tuple[I64, I64, int]], int], I64]
 
 
 class ResourcesNotFoundError(ValueError):
@@ -48,12 +52,18 @@ class ResourceAllocationScorer:
     batch_scorer: BatchScorer
     #: True: real requests for cpu/memory (BalancedAllocation); False: the non-zero ones (Fit).
     use_requested: bool = False
+    #: Optional fast form of ``batch_scorer`` (see :data:`DenseScorer`).
+    dense_scorer: DenseScorer | None = None
 
     # -- the pod ----------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        self._key = (self.name, self.use_requested, tuple(r.name for r in self.resources))
+        self._cache_key = f"{self.name}/podRequests"
+
     def pod_requests(self, pod: PodInfo) -> list[int]:
         """``calculatePodResourceRequestList``, memoised on the pod (one parse per pod, not per node)."""
-        key = (self.name, self.use_requested, tuple(r.name for r in self.resources))
-        cache_key = f"{self.name}/podRequests"
+        key = self._key
+        cache_key = self._cache_key
         cached = pod.cache.get(cache_key)
         if cached is not None and cached[0] == key:
             return list(cached[1])
@@ -140,8 +150,44 @@ class ResourceAllocationScorer:
     def score_batch(
         self, table: NodeTable, indices: npt.NDArray[np.intp], pod_requests: Sequence[int]
     ) -> I64:
+        if self.dense_scorer is not None:
+            dense = self.dense_columns(table, indices, pod_requests)
+            if dense is not None:
+                return self.dense_scorer(dense, len(indices))
         req, alloc = self.columns(table, indices, pod_requests)
         return self.batch_scorer(req, alloc)
+
+    def dense_columns(
+        self, table: NodeTable, indices: npt.NDArray[np.intp], pod_requests: Sequence[int]
+    ) -> list[tuple[I64, I64, int]] | None:
+        """(requested, allocatable, weight) of the resources every node includes, or None when some
+        resource is allocatable on some of the nodes only (then the general form decides)."""
+        if not self.resources:
+            raise ResourcesNotFoundError()
+        out: list[tuple[I64, I64, int]] = []
+        for i, r in enumerate(self.resources):
+            pr = pod_requests[i]
+            if pr == 0 and is_scalar_resource_name(r.name):
+                continue
+            if r.name == CPU:
+                a = table.alloc_cpu
+                q = table.req_cpu if self.use_requested else table.nz_cpu
+            elif r.name == MEMORY:
+                a = table.alloc_mem
+                q = table.req_mem if self.use_requested else table.nz_mem
+            elif r.name == EPHEMERAL_STORAGE:
+                a, q = table.alloc_eph, table.req_eph
+            elif is_scalar_resource_name(r.name):
+                a, q = table.scalar(r.name)
+            else:
+                continue
+            a = a[indices]
+            if not a.all():
+                if a.any():
+                    return None
+                continue  # no node has it: left out everywhere
+            out.append((q[indices] + pr, a, r.weight))
+        return out
 
 
 # ------------------------------------------------------------------------------------------------

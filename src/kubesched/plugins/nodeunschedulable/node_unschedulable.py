@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.api.taints import NO_SCHEDULE, tolerations_tolerate_taint
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
@@ -16,6 +19,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, pod_uid, spec
 from kubesched.plugins import names
@@ -25,6 +29,7 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 #: ``v1.TaintNodeUnschedulable``
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _UNSCHEDULABLE_TAINT: Mapping[str, str] = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
+_TOLERATES_KEY = names.NODE_UNSCHEDULABLE + "/tolerates"
 
 
 def tolerates_unschedulable(tolerations: Sequence[Mapping[str, Any]]) -> bool:
@@ -53,6 +58,22 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.tolerations):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_] | None:
+        """The node table's ``unschedulable`` column, unless the pod tolerates the taint (None: every
+        node passes)."""
+        t = snapshot.table
+        if not t.unschedulable_count:
+            return None
+        tolerates = pod.cache.get(_TOLERATES_KEY)
+        if tolerates is None:
+            tolerates = pod.cache[_TOLERATES_KEY] = tolerates_unschedulable(pod.tolerations)
+        if tolerates:
+            return None
+        mask: npt.NDArray[np.bool_] = ~t.take(t.unschedulable, indices)
+        return mask
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [

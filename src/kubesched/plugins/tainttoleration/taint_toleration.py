@@ -32,6 +32,8 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.node_columns import per_taint_set
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, pod_uid, spec
 from kubesched.plugins import names
@@ -41,6 +43,9 @@ from .normalize_score import default_normalize_score, default_normalize_score_ba
 PRE_SCORE_STATE_KEY = "PreScore" + names.TAINT_TOLERATION
 #: Upstream v1.35 Filter reason (kubernetes/kubernetes#134740 dropped the taint's key and value).
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+#: Pod cache keys of the per-taint-set arrays (tolerated for Filter, intolerable count for Score).
+_FILTER_CACHE_KEY = names.TAINT_TOLERATION + "/tolerated"
+_SCORE_CACHE_KEY = names.TAINT_TOLERATION + "/intolerable"
 
 Taint = Mapping[str, Any]
 Toleration = Mapping[str, Any]
@@ -101,6 +106,23 @@ class TaintToleration:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED)
 
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_] | None:
+        """Each distinct taint list is checked once (cached on the pod), then looked up per node
+        (None: no node has taints, so every node passes)."""
+        if not snapshot.table.tainted_count:
+            return None
+        tolerations = pod.tolerations
+
+        def tolerated(taints: Sequence[Taint]) -> bool:
+            return find_matching_untolerated_taint(taints, tolerations, do_not_schedule_taints_filter) is None
+
+        ok = per_taint_set(pod.cache, _FILTER_CACHE_KEY, tolerated)
+        t = snapshot.table
+        out: npt.NDArray[np.bool_] = ok[t.take(t.taint_id, indices)]
+        return out
+
     # -- Score ------------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         tolerations = pod.cache.get(PRE_SCORE_STATE_KEY)
@@ -116,6 +138,24 @@ class TaintToleration:
                 KeyError(f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState: not found")
             )
         return count_intolerable_taints_prefer_no_schedule(node_info.taints, s.tolerations_prefer_no_schedule), None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            raise KeyError(f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState: not found")
+        tolerations = s.tolerations_prefer_no_schedule
+
+        def intolerable(taints: Sequence[Taint]) -> int:
+            return count_intolerable_taints_prefer_no_schedule(taints, tolerations)
+
+        t = snapshot.table
+        if not t.tainted_count:
+            return np.zeros(len(indices), dtype=np.int64)
+        counts = per_taint_set(pod.cache, _SCORE_CACHE_KEY, intolerable)
+        out: npt.NDArray[np.int64] = counts[t.take(t.taint_id, indices)].astype(np.int64, copy=False)
+        return out
 
     def score_extensions(self) -> TaintToleration:
         return self

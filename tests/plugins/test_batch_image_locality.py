@@ -1,0 +1,35 @@
+"""ImageLocality's batch Score agrees with the per-node Score (the reference, ported from
+pkg/scheduler/framework/plugins/imagelocality/image_locality_test.go in test_image_locality.py) on
+random clusters, including after nodes' images change (the per-image columns are rebuilt then)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from plugin_builders import FakeHandle
+from test_batch_cluster import cache_snapshot, candidate_rows, node_updates, nodes, pods
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import PodInfo
+from kubesched.plugins.imagelocality import ImageLocality
+
+
+def _agree(pl: ImageLocality, pod: PodInfo, snap: Snapshot, data: st.DataObject) -> None:
+    rows = candidate_rows(data, snap)
+    state = CycleState()
+    batch = pl.score_batch(state, pod, snap, rows)
+    assert batch.tolist() == [pl.score(state, pod, snap.node_infos[i])[0] for i in rows.tolist()]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_score_batch_equals_score(data: st.DataObject) -> None:
+    node_objs = data.draw(nodes())
+    cache, snap = cache_snapshot(node_objs)
+    pl = ImageLocality(handle=FakeHandle(snap))
+    _agree(pl, PodInfo(data.draw(pods())), snap, data)
+    for _, obj in data.draw(node_updates(len(node_objs))):
+        cache.update_node(obj)
+    cache.update_snapshot(snap)
+    _agree(pl, PodInfo(data.draw(pods())), snap, data)
