@@ -381,6 +381,53 @@ def trace_alibaba_gpu(
     Console(width=None if sys.stdout.isatty() else 160).print(tr.table(runs, nodes))
 
 
+# -- kubesched bench: scheduler_perf-style throughput (issue 7) --------------------------------------
+@cli.command()
+@click.option("--workload", required=True, help="SchedulingBasic, PreemptionBasic, ... (docs/performance.md).")
+@click.option("--nodes", type=int, default=None, help="Nodes (default: the workload's scheduler_perf size).")
+@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts.")
+@click.option("--pods", type=int, default=None, help="Measured pods.")
+@click.option("--backend", type=click.Choice(["sim", "apiserver"]), default="sim", show_default=True)
+@click.option("--scheduler", "scheduler_name", type=click.Choice(["kubesched", "kube-scheduler"]), default="kubesched",
+              show_default=True, help="kube-scheduler needs --backend apiserver (scripts/controlplane.sh builds it).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("-o", "--output", type=click.Choice(["json"]), default="json", show_default=True)
+def bench(
+    workload: str,
+    nodes: int | None,
+    init_pods: int | None,
+    pods: int | None,
+    backend: str,
+    scheduler_name: str,
+    seed: int,
+    progress: bool | None,
+    output: str,
+) -> None:
+    """Run one benchmark workload and print one JSON object: pods/s of the measured pods (bound /
+    time from the first one's arrival to the last one's binding), attempt latency, peak RSS."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kubesched.bench.harness import BenchError, run_bench
+
+    _setup_logging(0)
+    err_console = Console(stderr=True)
+    show = err_console.is_terminal if progress is None else progress
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=not show) as bar:
+        task = bar.add_task(f"{workload} ({backend}, {scheduler_name})", total=None)
+
+        def report(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        try:
+            result = run_bench(workload, nodes=nodes, init_pods=init_pods, pods=pods, backend=backend,
+                               scheduler=scheduler_name, seed=seed, progress=report)
+        except BenchError as err:
+            _fail([str(err)])
+    click.echo(json.dumps(result.to_json()))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=list(argv) if argv is not None else None, prog_name="kubesched")
 

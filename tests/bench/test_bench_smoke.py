@@ -1,0 +1,103 @@
+"""``kubesched bench`` end to end, small: every workload on the simulator, and SchedulingBasic on the
+real API server with each scheduler. A smoke test of the harness and of the JSON it prints — not a
+timed assertion (numbers live in docs/performance.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kubesched.bench.workloads import WORKLOADS
+from kubesched.cli import cli
+
+KEYS = {
+    "workload", "backend", "scheduler", "nodes", "init_pods", "pods", "seconds", "pods_per_second",
+    "attempt_p50_ms", "attempt_p99_ms", "peak_rss_mb",
+}
+
+#: (nodes, init pods, measured pods) small enough for CI, large enough that every measured pod fits
+#: (PreemptionBasic: four low-priority pods per node, so each measured pod must preempt three).
+SIZES = {
+    "SchedulingBasic": (5, 5, 10),
+    "SchedulingPodAntiAffinity": (6, 2, 4),
+    "SchedulingPodAffinity": (5, 5, 10),
+    "SchedulingPreferredPodAffinity": (5, 5, 10),
+    "SchedulingNodeAffinity": (5, 5, 10),
+    "TopologySpreading": (6, 6, 10),
+    "PreemptionBasic": (4, 16, 4),
+    "Unschedulable": (5, 1, 20),
+}
+
+
+def _bench(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, ["bench", "--no-progress", *args])
+    return res.exit_code, res.output
+
+
+def _check(out: dict[str, Any], workload: str, backend: str, scheduler: str, size: tuple[int, int, int]) -> None:
+    assert KEYS <= set(out), KEYS - set(out)
+    assert (out["workload"], out["backend"], out["scheduler"]) == (workload, backend, scheduler)
+    assert (out["nodes"], out["init_pods"], out["pods"]) == size
+    assert out["bound"] == size[2]
+    assert out["seconds"] > 0 and out["pods_per_second"] > 0
+    assert abs(out["pods_per_second"] - out["bound"] / out["seconds"]) <= 0.05 * out["pods_per_second"] + 0.1
+    assert 0 < out["attempt_p50_ms"] <= out["attempt_p99_ms"]
+    assert out["peak_rss_mb"] > 10
+
+
+def test_every_workload_has_a_smoke_size() -> None:
+    assert set(SIZES) == set(WORKLOADS)
+
+
+@pytest.mark.parametrize("workload", sorted(SIZES))
+def test_sim_workload(workload: str) -> None:
+    n, k, m = SIZES[workload]
+    code, output = _bench("--workload", workload, "--nodes", str(n), "--init-pods", str(k), "--pods", str(m))
+    assert code == 0, output
+    _check(json.loads(output), workload, "sim", "kubesched", (n, k, m))
+
+
+def test_default_size_is_upstreams() -> None:
+    # No size given: scheduler_perf's (SchedulingBasic 5000Nodes_10000Pods has 1000 init pods).
+    size = WORKLOADS["SchedulingBasic"].default_size
+    assert (size.nodes, size.init_pods, size.pods) == (5000, 1000, 10000)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--workload", "Nope"], "unknown workload 'Nope'"),
+        (["--workload", "SchedulingBasic", "--scheduler", "kube-scheduler", "--pods", "1"], "needs --backend apiserver"),
+        (["--workload", "SchedulingBasic", "--pods", "0"], "at least 1 node and 1 measured pod"),
+    ],
+)
+def test_bad_input_exits_2(args: list[str], message: str) -> None:
+    code, output = _bench(*args)
+    assert code == 2
+    assert message in " ".join(output.split())
+
+
+@pytest.mark.controlplane
+@pytest.mark.parametrize("scheduler", ["kubesched", "kube-scheduler"])
+def test_apiserver(scheduler: str) -> None:
+    from kubesched.testing.controlplane import NOT_BUILT_MESSAGE, ControlPlaneNotBuiltError, find_binaries
+
+    try:
+        binaries = find_binaries()
+    except ControlPlaneNotBuiltError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(str(exc), pytrace=False)
+        pytest.skip(NOT_BUILT_MESSAGE)
+    if binaries.kube_scheduler is None:
+        pytest.fail("kube-scheduler not built (scripts/controlplane.sh builds it)", pytrace=False)
+    size = (3, 2, 6)
+    code, output = _bench(
+        "--workload", "SchedulingBasic", "--backend", "apiserver", "--scheduler", scheduler,
+        "--nodes", "3", "--init-pods", "2", "--pods", "6",
+    )
+    assert code == 0, output
+    _check(json.loads(output), "SchedulingBasic", "apiserver", scheduler, size)
