@@ -129,3 +129,30 @@ def per_taint_set(cache: dict[str, Any], key: str, fn: Any) -> npt.NDArray[Any]:
         arr = fresh if arr is None else np.concatenate([arr, fresh])
         cache[key] = arr
     return arr
+
+
+class RowTracker:
+    """Which node-table rows changed since the last look, from the table's ``generation`` column
+    (a NodeInfo's generation moves on every pod or node change).
+
+    For per-plugin indexes kept across cycles: ``changes`` returns the changed rows, or None when
+    the table itself was replaced (a node came or went: rows moved), meaning "recompute all"."""
+
+    __slots__ = ("_gens", "_table")
+
+    def __init__(self) -> None:
+        self._table: object | None = None
+        self._gens: npt.NDArray[np.int64] | None = None
+
+    def changes(self, table: Any) -> list[int] | None:
+        gens: npt.NDArray[np.int64] = table.generation
+        if table is not self._table or self._gens is None or len(self._gens) != len(gens):
+            self._table = table
+            self._gens = gens.copy()
+            return None
+        changed = np.flatnonzero(gens != self._gens)
+        if not len(changed):
+            return []
+        self._gens[changed] = gens[changed]
+        out: list[int] = changed.tolist()
+        return out

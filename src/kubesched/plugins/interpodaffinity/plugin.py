@@ -12,13 +12,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.config.plugin_args import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
+from .batch import (
+    AFFINITY,
+    ANTI,
+    PREFERRED,
+    ExistingTerms,
+    IncomingIndex,
+    LazyPreFilterState,
+    LazyPreScoreState,
+    existing_anti_blocked,
+    filter_mask,
+    normalize_batch,
+    score_data,
+    weighted_terms,
+)
 from .filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -66,6 +85,9 @@ class InterPodAffinity:
         self.handle = handle
         self._filter_memo: NodeMemo[NodeContribution] = NodeMemo()
         self._score_memo: NodeMemo[ScoreContribution] = NodeMemo()
+        # The batch forms' per-row counts, kept across cycles (batch.py).
+        self._existing = ExistingTerms()
+        self._incoming = IncomingIndex()
 
     def _snapshot(self) -> Any:
         return self.handle.snapshot_shared_lister()
@@ -83,13 +105,28 @@ class InterPodAffinity:
         namespaces = namespace_index(state, self.handle)
         affinity = tuple(_unroll(t, namespaces) for t in terms.required_affinity)
         anti_affinity = tuple(_unroll(t, namespaces) for t in terms.required_anti_affinity)
-        s = PreFilterState(pod, affinity, anti_affinity, namespaces.labels_of(pod.namespace))
-        s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list())
-        if not s.existing_anti_affinity_counts and not affinity and not anti_affinity:
+        ns_labels = namespaces.labels_of(pod.namespace)
+        # The batch data decides (every row at once); the reference counts are filled only if a
+        # per-node path asks for them (LazyPreFilterState).
+        table = snapshot.table
+        self._existing.refresh(snapshot)
+        blocked, any_existing = existing_anti_blocked(table, self._existing.matching(ANTI, pod, ns_labels))
+        if not any_existing and not affinity and not anti_affinity:
             return None, Status(Code.SKIP)
-        s.count_incoming(snapshot.list(), self._filter_memo)
-        s.matches_own_affinity = pod_matches_all_terms(affinity, pod)
-        state.write(PRE_FILTER_STATE_KEY, s)
+        own = pod_matches_all_terms(affinity, pod)
+        incoming = self._incoming.get(affinity, anti_affinity)
+        incoming.refresh(snapshot)
+        memo = self._filter_memo
+
+        def fill(s: PreFilterState) -> None:
+            s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list())
+            s.count_incoming(snapshot.list(), memo)
+
+        lazy = LazyPreFilterState(
+            pod, affinity, anti_affinity, ns_labels, pending=fill, batch_mask=filter_mask(table, incoming, own, blocked)
+        )
+        lazy.matches_own_affinity = own
+        state.write(PRE_FILTER_STATE_KEY, lazy)
         return None, None
 
     def pre_filter_extensions(self) -> InterPodAffinity:
@@ -124,6 +161,21 @@ class InterPodAffinity:
             return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            raise KeyError(s.message())
+        mask = s.batch_mask if isinstance(s, LazyPreFilterState) else None
+        if mask is None or len(mask) != snapshot.table.size:
+            # No batch data (a state built elsewhere, or moved by AddPod/RemovePod): the reference.
+            infos = snapshot.node_infos
+            ok = (self.filter(state, pod, infos[i]) is None for i in indices.tolist())
+            return np.fromiter(ok, dtype=np.bool_, count=len(indices))
+        out: npt.NDArray[np.bool_] = snapshot.table.take(mask, indices)
+        return out
+
     # ------------------------------------------------------------------------------------------
     # PreScore / Score / NormalizeScore
     # ------------------------------------------------------------------------------------------
@@ -138,22 +190,35 @@ class InterPodAffinity:
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
         snapshot = self._snapshot()
-        all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list()
         terms = pod_affinity_terms(pod)
         if terms.error:
             return Status(Code.ERROR, f"failed to parse pod: {terms.error}")
         namespaces = namespace_index(state, self.handle)
-        s = PreScoreState(
-            pod,
-            _unroll_weighted(terms.preferred_affinity, namespaces),
-            _unroll_weighted(terms.preferred_anti_affinity, namespaces),
-            namespaces.labels_of(pod.namespace),
-            self.args.hard_pod_affinity_weight,
-        )
-        s.process_nodes(all_nodes, has_constraints, self._score_memo)
-        if not s.matched:
+        preferred = _unroll_weighted(terms.preferred_affinity, namespaces)
+        preferred_anti = _unroll_weighted(terms.preferred_anti_affinity, namespaces)
+        ns_labels = namespaces.labels_of(pod.namespace)
+        hard = self.args.hard_pod_affinity_weight
+        self._existing.refresh(snapshot)
+        existing = self._existing.matching(PREFERRED, pod, ns_labels)
+        if hard > 0:
+            existing += [(t, hard, arr) for t, _, arr in self._existing.matching(AFFINITY, pod, ns_labels)]
+        incoming = None
+        if has_constraints:
+            incoming = self._incoming.get((), (), weighted_terms(preferred, preferred_anti))
+            incoming.refresh(snapshot)
+        data = score_data(snapshot.table, existing, incoming)
+        if not data.matched:
             return Status(Code.SKIP)
-        state.write(PRE_SCORE_STATE_KEY, s)
+        memo = self._score_memo
+
+        def fill(s: PreScoreState) -> None:
+            all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list()
+            s.process_nodes(all_nodes, has_constraints, memo)
+
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            LazyPreScoreState(pod, preferred, preferred_anti, ns_labels, hard, pending=fill, batch=data),
+        )
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -162,8 +227,27 @@ class InterPodAffinity:
             return 0, s
         return s.score(node_info.labels), None
 
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64]:
+        s = _pre_score_state(state)
+        if isinstance(s, Status):
+            raise KeyError(s.message())
+        if isinstance(s, LazyPreScoreState):
+            return s.batch.scores(snapshot.table, indices)
+        infos = snapshot.node_infos
+        return np.fromiter((s.score(infos[i].labels) for i in indices.tolist()), dtype=np.int64, count=len(indices))
+
     def score_extensions(self) -> InterPodAffinity:
         return self
+
+    def normalize_score_batch(
+        self, state: CycleState, pod: PodInfo, scores: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        s = _pre_score_state(state)
+        if isinstance(s, Status):
+            raise KeyError(s.message())
+        return normalize_batch(scores, MAX_NODE_SCORE) if s.matched else scores
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         s = _pre_score_state(state)
