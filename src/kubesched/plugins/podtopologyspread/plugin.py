@@ -13,20 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from kubesched.api.errors import InvalidObjectError
 from kubesched.config.plugin_args import PodTopologySpreadArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
-from .batch import LazyPreFilterState, MatchCountIndex
-from .batch import filter_mask as batch_filter_mask
 from .common import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -64,8 +58,6 @@ class PodTopologySpread:
             raise ValueError("; ".join(str(e) for e in errs))
         self.handle = handle
         self.memo = MatchCountMemo()
-        #: Per-row match counts for the batch Filter, kept across cycles (batch.py).
-        self._counts = MatchCountIndex()
         self.system_defaulted = self.args.defaulting_type == PodTopologySpreadArgs.SYSTEM
         self.default_constraints: Sequence[Mapping[str, Any]] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(self.args.default_constraints)
@@ -126,20 +118,9 @@ class PodTopologySpread:
             return None, Status(Code.ERROR, f"get constraints from pod: {err}", error=err)
         if not constraints:
             return None, Status(Code.SKIP)
-        snapshot = self.handle.snapshot_shared_lister() if self.handle is not None else None
-        if snapshot is None or nodes is not snapshot.node_infos:
-            s = PreFilterState(pod, constraints)
-            s.count(nodes, self.memo)
-            state.write(PRE_FILTER_STATE_KEY, s)
-            return None, None
-        # The batch data decides; the reference counts are filled only if a per-node path reads them.
-        memo = self.memo
-
-        def fill(st: PreFilterState) -> None:
-            st.count(nodes, memo)
-
-        mask = batch_filter_mask(snapshot, pod, constraints, self._counts)
-        state.write(PRE_FILTER_STATE_KEY, LazyPreFilterState(pod, constraints, pending=fill, batch_mask=mask))
+        s = PreFilterState(pod, constraints)
+        s.count(nodes, self.memo)
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -171,21 +152,6 @@ class PodTopologySpread:
         # A node without the topology label can never satisfy the constraint: preemption cannot help.
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if reason == ERR_REASON_NODE_LABEL_NOT_MATCH else Code.UNSCHEDULABLE
         return Status(code, reason)
-
-    def filter_batch(
-        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
-    ) -> npt.NDArray[np.bool_]:
-        s = _pre_filter_state(state)
-        if isinstance(s, Status):
-            raise KeyError(s.message())
-        mask = s.batch_mask if isinstance(s, LazyPreFilterState) else None
-        if mask is None or len(mask) != snapshot.table.size:
-            # No batch data (a state built elsewhere, or moved by AddPod/RemovePod): the reference.
-            infos = snapshot.node_infos
-            ok = (self.filter(state, pod, infos[i]) is None for i in indices.tolist())
-            return np.fromiter(ok, dtype=np.bool_, count=len(indices))
-        out: npt.NDArray[np.bool_] = snapshot.table.take(mask, indices)
-        return out
 
     # ------------------------------------------------------------------------------------------
     # PreScore / Score / NormalizeScore
