@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kubesched.bench.workloads import WORKLOADS
+from kubesched.bench.workloads import TRACE_PODS, WORKLOADS, trace_dir
 from kubesched.cli import cli
 
 KEYS = {
@@ -39,6 +39,7 @@ SIZES = {
     "TopologySpreading": (6, 6, 10),
     "PreemptionBasic": (4, 16, 4),
     "Unschedulable": (5, 1, 20),
+    "GpuTrace": (100, 10, 20),
 }
 
 
@@ -64,6 +65,8 @@ def test_every_workload_has_a_smoke_size() -> None:
 
 @pytest.mark.parametrize("workload", sorted(SIZES))
 def test_sim_workload(workload: str) -> None:
+    if workload == "GpuTrace" and not (trace_dir() / TRACE_PODS).is_file():
+        pytest.skip(f"Alibaba trace not found in {trace_dir()}")
     n, k, m = SIZES[workload]
     code, output = _bench("--workload", workload, "--nodes", str(n), "--init-pods", str(k), "--pods", str(m))
     assert code == 0, output
@@ -85,6 +88,7 @@ def test_default_size_is_upstreams() -> None:
             "needs --backend apiserver",
         ),
         (["--workload", "SchedulingBasic", "--pods", "0"], "at least 1 node and 1 measured pod"),
+        (["--workload", "GpuTrace", "--backend", "apiserver", "--pods", "1"], "runs on the simulator only"),
     ],
 )
 def test_bad_input_exits_2(args: list[str], message: str) -> None:

@@ -358,6 +358,8 @@ def run_apiserver(
     2-core machine the harness and the API server create only a few dozen pods a second, which would
     otherwise be all that is measured), then started again: the measured pods *arrive* at that start,
     so the window includes the scheduler's start-up and its initial list of every pod."""
+    if workload.sim_only:
+        raise ApiserverBenchError(f"{workload.name} runs on the simulator only (--backend sim)")
     config = scheduler_config()
     with _control_plane() as cp:
         creator = _Creator(cp)

@@ -34,7 +34,7 @@ class BenchResult:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         for k in ("seconds", "cpu_seconds"):
-            out[k] = round(out[k], 3)
+            out[k] = round(out[k], 6)
         for k in ("pods_per_second", "attempt_p50_ms", "attempt_p99_ms", "peak_rss_mb"):
             out[k] = round(out[k], 1)
         return out

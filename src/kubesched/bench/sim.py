@@ -20,6 +20,7 @@ from kubesched.framework.registry import Registry, default_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim.runner import DEFAULT_START
 
+from .errors import BenchError
 from .result import BenchResult, own_peak_rss_mb, percentile
 from .workloads import Workload, namespace
 
@@ -92,7 +93,13 @@ def run_sim(
     progress: Progress | None = None,
 ) -> BenchResult:
     registry = registry or default_registry()
-    config = config or load_config(None, args_types=registry.args_types())
+    try:
+        config = config or workload.scheduler_config(registry) or load_config(None, args_types=registry.args_types())
+        node_objs = list(workload.nodes(nodes))
+        init_objs = list(workload.init_pods(init_pods))
+        arrivals = list(workload.measured_pods(pods, after=init_pods))
+    except ValueError as err:
+        raise BenchError(str(err)) from None
     clock = VirtualClock(DEFAULT_START)
     cluster = _BenchCluster(clock)
     sched = Scheduler(config, registry, cluster, clock, seed=seed)
@@ -102,13 +109,12 @@ def run_sim(
         cluster.create_object("v1", "Namespace", namespace(ns))
     for api_version, kind, obj in workload.objects:
         cluster.create_object(api_version, kind, obj)
-    for node in workload.nodes(nodes):
+    for node in node_objs:
         cluster.add_node(node)
-    for pod in workload.init_pods(init_pods):
+    for pod in init_objs:
         cluster.create_pod(pod)
     _drive(sched, cluster, clock, lambda: False, None, None)
 
-    arrivals = list(workload.measured_pods(pods))
     cluster.measured = {f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p, m in arrivals if m}
     attempts: list[float] = []
 

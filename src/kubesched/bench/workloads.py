@@ -15,14 +15,20 @@ Where we differ, and why:
   flow; we interleave one such pod after every ``UNSCHEDULABLE_EVERY`` measured pods, so the pool
   of pods that never fit grows with the run (1000 pending pods by the end of a 10000-pod run) on
   the simulator's virtual clock as on a real one.
-* **GpuTrace** is not in scheduler_perf: the Alibaba GPU trace replayed with the GpuShare plugin.
+* **GpuTrace** is not in scheduler_perf: the Alibaba GPU trace replayed with the GpuShare plugin
+  (:class:`TraceWorkload`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.registry import Registry
 
 Obj = dict[str, Any]
 #: ``factory(namespace, name) -> pod``: a fresh object each call (plugins cache parses per object).
@@ -63,6 +69,13 @@ class Workload:
     #: Extra (api_version, kind, object) to create before the nodes (PriorityClasses...).
     objects: tuple[tuple[str, str, Obj], ...] = field(default=())
 
+    #: Only the simulator can run it (a profile kube-scheduler does not have).
+    sim_only = False
+
+    def scheduler_config(self, registry: Registry) -> KubeSchedulerConfiguration | None:
+        """The configuration to schedule with; None: kube-scheduler's defaults."""
+        return None
+
     def node(self, i: int) -> Obj:
         return make_node(f"node-{i}", self.zones[i % len(self.zones)] if self.zones else None)
 
@@ -74,8 +87,9 @@ class Workload:
         for i in range(n):
             yield self.init_pod(self.init_namespace, f"init-{i}")
 
-    def measured_pods(self, n: int) -> Iterator[tuple[Obj, bool]]:
-        """(pod, measured) in creation order: the measured pods with the interleaved ones."""
+    def measured_pods(self, n: int, *, after: int = 0) -> Iterator[tuple[Obj, bool]]:
+        """(pod, measured) in creation order: the measured pods with the interleaved ones
+        (``after``: how many init pods came first, for workloads that draw both from one sequence)."""
         for i in range(n):
             yield self.measured_pod(self.measured_namespace, f"pod-{i}"), True
             if self.interleave_pod is not None and self.interleave_every and (i + 1) % self.interleave_every == 0:
@@ -214,6 +228,91 @@ def _high_priority_large_cpu_pod(namespace: str, name: str) -> Obj:
     return pause_pod(namespace, name, cpu="9", limits=False, priority=10)
 
 
+def _unused_pod(namespace: str, name: str) -> Obj:
+    raise NotImplementedError("trace workloads build their pods from the trace")
+
+
+#: Where the Alibaba GPU trace is (``KUBESCHED_ALIBABA_TRACE`` overrides): ../shared/data next to the repository.
+TRACE_ENV = "KUBESCHED_ALIBABA_TRACE"
+TRACE_NODES = "openb_node_list_gpu_node.csv"
+TRACE_PODS = "openb_pod_list_default.csv"
+TRACE_SEED = 42
+TRACE_POLICY = "FGD"
+
+
+def trace_dir() -> Path:
+    env = os.environ.get(TRACE_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[4] / "shared" / "data" / "alibaba-gpu-v2023"
+
+
+@dataclass(frozen=True)
+class TraceWorkload(Workload):
+    """GpuTrace: the Alibaba GPU trace (FGD paper's default workload, ``openb_pod_list_default``) in
+    its arrival order for seed 42 with tune 1.3, scheduled by GpuShare's FGD policy (the profile of
+    ``kubesched trace alibaba-gpu``: NodeResourcesFit + GpuShare). Nodes are the trace's GPU nodes in
+    their tie-break order (``--nodes`` takes the first ones); init pods are the first arrivals,
+    measured pods the next ones. A pod that fits nowhere stays pending (the paper deletes it)."""
+
+    sim_only = True
+
+    def _arrival(self) -> Any:
+        return _load_arrival()
+
+    def scheduler_config(self, registry: Registry) -> KubeSchedulerConfiguration | None:
+        from kubesched.sim.trace import replay_config, typical_pod_args
+
+        return replay_config(TRACE_POLICY, typical_pod_args(self._arrival().trace), registry)
+
+    def nodes(self, n: int) -> Iterator[Obj]:
+        from kubesched.sim.alibaba import manifests
+
+        node_objs, _ = manifests(self._arrival())
+        ordered = sorted(node_objs, key=lambda o: str(o["metadata"]["name"]))
+        if n > len(ordered):
+            raise ValueError(f"{self.name}: the trace has {len(ordered)} nodes, not {n}")
+        yield from ordered[:n]
+
+    def _pods(self, start: int, n: int) -> list[Obj]:
+        from kubesched.sim.alibaba import pod_manifest
+
+        seq = self._arrival().sequence
+        if start + n > len(seq):
+            raise ValueError(f"{self.name}: the trace's arrival has {len(seq)} pods, not {start + n}")
+        out = []
+        for p in seq[start : start + n]:
+            obj = pod_manifest(p)
+            md = obj["metadata"]
+            md["uid"] = f"trace-{md['name']}"
+            obj["spec"]["priority"] = 0
+            obj["spec"].setdefault("schedulerName", "default-scheduler")
+            out.append(obj)
+        return out
+
+    def init_pods(self, n: int) -> Iterator[Obj]:
+        yield from self._pods(0, n)
+
+    def measured_pods(self, n: int, *, after: int = 0) -> Iterator[tuple[Obj, bool]]:
+        for pod in self._pods(after, n):
+            yield pod, True
+
+
+_ARRIVAL: list[Any] = []
+
+
+def _load_arrival() -> Any:
+    """The trace's arrival sequence, loaded once per process."""
+    if not _ARRIVAL:
+        from kubesched.sim.alibaba import prepare
+
+        d = trace_dir()
+        if not (d / TRACE_PODS).is_file():
+            raise ValueError(f"GpuTrace: Alibaba trace not found in {d} (set {TRACE_ENV})")
+        _ARRIVAL.append(prepare(d / TRACE_NODES, d / TRACE_PODS, TRACE_SEED))
+    return _ARRIVAL[0]
+
+
 _SCHED_NS = ("sched-0", "sched-1")
 
 WORKLOADS: dict[str, Workload] = {
@@ -288,6 +387,13 @@ WORKLOADS: dict[str, Workload] = {
             init_pod=_default_pod,
             interleave_pod=_high_priority_large_cpu_pod,
             interleave_every=UNSCHEDULABLE_EVERY,
+        ),
+        TraceWorkload(
+            "GpuTrace",
+            "the Alibaba GPU trace (FGD paper) with GpuShare's FGD policy (simulator only)",
+            Size(1213, 2000, 4000),
+            measured_pod=_unused_pod,
+            init_pod=_unused_pod,
         ),
     )
 }
