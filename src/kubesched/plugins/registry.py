@@ -9,6 +9,7 @@ from kubesched.framework.registry import Registry
 def in_tree_registry() -> Registry:
     from kubesched.plugins import names
     from kubesched.plugins.capacityscheduling import CapacityScheduling
+    from kubesched.plugins.coscheduling import Coscheduling
     from kubesched.plugins.defaultbinder import DefaultBinder
     from kubesched.plugins.defaultpreemption import DefaultPreemption
     from kubesched.plugins.gpushare import GpuShare
@@ -57,4 +58,5 @@ def in_tree_registry() -> Registry:
     r.register(names.TENANT_ISOLATION, TenantIsolation)
     r.register(names.CAPACITY_SCHEDULING, CapacityScheduling)
     r.register(names.GPU_SHARE, GpuShare)
+    r.register(names.COSCHEDULING, Coscheduling)
     return r
