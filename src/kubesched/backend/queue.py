@@ -79,6 +79,64 @@ class _Item:
         return self.seq < other.seq
 
 
+_GroupKey = tuple[str, frozenset[str]]
+
+
+def _group_key(qpi: QueuedPodInfo) -> _GroupKey:
+    """What decides which events can requeue a parked pod: its profile and its rejecting plugins
+    (the gating plugin of a gated pod), as :meth:`SchedulingQueue._worth_requeuing` reads them."""
+    if qpi.gated:
+        return qpi.pod_info.scheduler_name, frozenset((qpi.gating_plugin,))
+    return qpi.pod_info.scheduler_name, frozenset(qpi.unschedulable_plugins | qpi.pending_plugins)
+
+
+class _Pool(dict[str, tuple[QueuedPodInfo, float]]):
+    """The unschedulable pool (uid -> (pod, since)), also grouped by :func:`_group_key`, so that a
+    cluster event visits only the pods whose rejecting plugins registered for it: with thousands
+    of pods that never fit, every binding would otherwise ask each of them again.
+
+    Group members remember their place in the pool's (insertion) order, so requeued pods keep the
+    order a plain scan of the pool would give."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.groups: dict[_GroupKey, dict[str, int]] = {}
+        self._key_of: dict[str, _GroupKey] = {}
+        self._order: dict[str, int] = {}
+        self._seq = itertools.count()
+
+    def __setitem__(self, uid: str, entry: tuple[QueuedPodInfo, float]) -> None:
+        if uid in self:
+            self._unindex(uid)
+        else:
+            self._order[uid] = next(self._seq)
+        super().__setitem__(uid, entry)
+        key = self._key_of[uid] = _group_key(entry[0])
+        self.groups.setdefault(key, {})[uid] = self._order[uid]
+
+    def __delitem__(self, uid: str) -> None:
+        super().__delitem__(uid)
+        self._unindex(uid)
+        del self._order[uid]
+
+    def pop(self, uid: str, *default: Any) -> Any:
+        if uid in self:
+            entry = super().pop(uid)
+            self._unindex(uid)
+            del self._order[uid]
+            return entry
+        if default:
+            return default[0]
+        raise KeyError(uid)
+
+    def _unindex(self, uid: str) -> None:
+        key = self._key_of.pop(uid)
+        members = self.groups[key]
+        del members[uid]
+        if not members:
+            del self.groups[key]
+
+
 @dataclass
 class _InFlight:
     qpi: QueuedPodInfo
@@ -119,7 +177,9 @@ class SchedulingQueue:
         #: it tells whether retrying a backing-off pod may give another result (simulator's end).
         self.events_seen = 0
         self._attempt_events: dict[str, int] = {}
-        self._unschedulable: dict[str, tuple[QueuedPodInfo, float]] = {}
+        self._unschedulable = _Pool()
+        #: (profile, rejecting plugins, event) -> whether one of them registered for the event.
+        self._interest: dict[tuple[_GroupKey, ClusterEvent], bool] = {}
         self._in_flight: dict[str, _InFlight] = {}
         self._events: list[tuple[ClusterEvent, Any, Any]] = []
         self._events_base = 0
@@ -395,6 +455,25 @@ class SchedulingQueue:
                 strategy = _Strategy.AFTER_BACKOFF
         return strategy
 
+    def _may_requeue(self, key: _GroupKey, event: ClusterEvent) -> bool:
+        """Whether :meth:`_worth_requeuing` can be anything but SKIP for pods of group ``key`` —
+        the same tests, without the queueing hints (those still run, pod by pod, when it can)."""
+        cached = self._interest.get((key, event))
+        if cached is not None:
+            return cached
+        profile, rejectors = key
+        if not rejectors or (event.resource == EventResource.WILDCARD and event.action == ActionType.ALL):
+            interested = True
+        else:
+            registered = self._events_by_profile.get(profile, {})
+            interested = any(
+                ewh.event.matches(event) for plugin in rejectors for ewh in registered.get(plugin, ())
+            )
+        if len(self._interest) > 4096:
+            self._interest.clear()
+        self._interest[(key, event)] = interested
+        return interested
+
     def move_all_to_active_or_backoff(
         self,
         event: ClusterEvent,
@@ -410,7 +489,15 @@ class SchedulingQueue:
             if not self._unschedulable:
                 return
             moved = []
-            for uid, (qpi, _) in list(self._unschedulable.items()):
+            pool = self._unschedulable
+            candidates = sorted(
+                (order, uid)
+                for key, members in pool.groups.items()
+                if self._may_requeue(key, event)
+                for uid, order in members.items()
+            )
+            for _, uid in candidates:
+                qpi = pool[uid][0]
                 if precheck is not None and not precheck(qpi):
                     continue
                 strategy = self._worth_requeuing(qpi, event, old, new)

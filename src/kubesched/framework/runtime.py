@@ -497,14 +497,28 @@ class Framework:
                 continue
             batch = getattr(p, "filter_batch_statuses", None)
             if not callable(batch):
-                still: list[int] = []
-                for k in pending.tolist():
+                candidates = pending
+                passed = np.zeros(0, dtype=np.intp)
+                mask_fn = getattr(p, "filter_batch", None) if p in self.batch_filter else None
+                if mask_fn is not None:
+                    # The batch mask tells which nodes pass; only the others need the per-node
+                    # call, for their status (a node it rejects that the per-node form accepts
+                    # stays pending, as the reference says).
+                    try:
+                        mask = mask_fn(state, pod, snapshot, row_array[pending])
+                    except Exception:
+                        mask = np.zeros(len(pending), dtype=np.bool_)
+                    if mask is None:
+                        continue
+                    passed, candidates = pending[mask], pending[~mask]
+                still: list[int] = passed.tolist()
+                for k in candidates.tolist():
                     s = self._filter_with((p,), state, pod, nodes[int(row_array[k])])
                     if s.is_success():
                         still.append(k)
                     else:
                         out[k] = s
-                pending = np.array(still, dtype=np.intp)
+                pending = np.array(sorted(still), dtype=np.intp)
                 continue
             try:
                 codes, statuses = batch(state, pod, snapshot, row_array[pending])

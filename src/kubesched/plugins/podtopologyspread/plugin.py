@@ -13,14 +13,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.api.errors import InvalidObjectError
 from kubesched.config.plugin_args import PodTopologySpreadArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
+from .batch import LazyPreFilterState, MatchCountIndex
+from .batch import filter_mask as batch_filter_mask
 from .common import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -58,6 +64,10 @@ class PodTopologySpread:
             raise ValueError("; ".join(str(e) for e in errs))
         self.handle = handle
         self.memo = MatchCountMemo()
+        #: Per-row match counts for the batch Filter, kept across cycles (batch.py).
+        self._counts = MatchCountIndex()
+        #: The default constraints by action, when they do not depend on the pod (no matchLabelKeys).
+        self._defaults: dict[str, list[TopologySpreadConstraint]] = {}
         self.system_defaulted = self.args.defaulting_type == PodTopologySpreadArgs.SYSTEM
         self.default_constraints: Sequence[Mapping[str, Any]] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(self.args.default_constraints)
@@ -98,7 +108,11 @@ class PodTopologySpread:
                 raise ConstraintsError(f"obtaining pod's {kind} topology spread constraints: {err}") from err
             return hard if action == DO_NOT_SCHEDULE else soft
         # buildDefaultConstraints: no selector from the pod's workloads means no default spreading.
-        defaults = filter_constraints(self.default_constraints, pod.labels, action)
+        defaults = self._defaults.get(action)
+        if defaults is None:
+            defaults = filter_constraints(self.default_constraints, pod.labels, action)
+            if not any(c.get("matchLabelKeys") for c in self.default_constraints):
+                self._defaults[action] = defaults  # the same for every pod: parsed once
         if not defaults:
             return []
         selector = workloads.default_selector(pod)
@@ -118,9 +132,20 @@ class PodTopologySpread:
             return None, Status(Code.ERROR, f"get constraints from pod: {err}", error=err)
         if not constraints:
             return None, Status(Code.SKIP)
-        s = PreFilterState(pod, constraints)
-        s.count(nodes, self.memo)
-        state.write(PRE_FILTER_STATE_KEY, s)
+        snapshot = self.handle.snapshot_shared_lister() if self.handle is not None else None
+        if snapshot is None or nodes is not snapshot.node_infos:
+            s = PreFilterState(pod, constraints)
+            s.count(nodes, self.memo)
+            state.write(PRE_FILTER_STATE_KEY, s)
+            return None, None
+        # The batch data decides; the reference counts are filled only if a per-node path reads them.
+        memo = self.memo
+
+        def fill(st: PreFilterState) -> None:
+            st.count(nodes, memo)
+
+        mask = batch_filter_mask(snapshot, pod, constraints, self._counts)
+        state.write(PRE_FILTER_STATE_KEY, LazyPreFilterState(pod, constraints, pending=fill, batch_mask=mask))
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -152,6 +177,21 @@ class PodTopologySpread:
         # A node without the topology label can never satisfy the constraint: preemption cannot help.
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if reason == ERR_REASON_NODE_LABEL_NOT_MATCH else Code.UNSCHEDULABLE
         return Status(code, reason)
+
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            raise KeyError(s.message())
+        mask = s.batch_mask if isinstance(s, LazyPreFilterState) else None
+        if mask is None or len(mask) != snapshot.table.size:
+            # No batch data (a state built elsewhere, or moved by AddPod/RemovePod): the reference.
+            infos = snapshot.node_infos
+            ok = (self.filter(state, pod, infos[i]) is None for i in indices.tolist())
+            return np.fromiter(ok, dtype=np.bool_, count=len(indices))
+        out: npt.NDArray[np.bool_] = snapshot.table.take(mask, indices)
+        return out
 
     # ------------------------------------------------------------------------------------------
     # PreScore / Score / NormalizeScore
