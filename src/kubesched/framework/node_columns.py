@@ -132,27 +132,28 @@ def per_taint_set(cache: dict[str, Any], key: str, fn: Any) -> npt.NDArray[Any]:
 
 
 class RowTracker:
-    """Which node-table rows changed since the last look, from the table's ``generation`` column
-    (a NodeInfo's generation moves on every pod or node change).
+    """Which node-table rows were rewritten since the last look, from the table's change log
+    (``NodeTable.changes``: every ``set_row``, i.e. every node whose pods or object changed).
 
-    For per-plugin indexes kept across cycles: ``changes`` returns the changed rows, or None when
-    the table itself was replaced (a node came or went: rows moved), meaning "recompute all"."""
+    For per-plugin indexes kept across cycles: ``changes`` returns the rewritten rows (in order,
+    once each), or None when the table itself was replaced (a node came or went: rows moved) or
+    the log no longer reaches back that far, meaning "recompute all"."""
 
-    __slots__ = ("_gens", "_table")
+    __slots__ = ("_pos", "_table")
 
     def __init__(self) -> None:
         self._table: object | None = None
-        self._gens: npt.NDArray[np.int64] | None = None
+        self._pos = 0
 
     def changes(self, table: Any) -> list[int] | None:
-        gens: npt.NDArray[np.int64] = table.generation
-        if table is not self._table or self._gens is None or len(self._gens) != len(gens):
+        log: list[int] = table.changes
+        end = table.changes_base + len(log)
+        if table is not self._table or self._pos < table.changes_base:
             self._table = table
-            self._gens = gens.copy()
+            self._pos = end
             return None
-        changed = np.flatnonzero(gens != self._gens)
-        if not len(changed):
+        start = self._pos - table.changes_base
+        self._pos = end
+        if start == len(log):
             return []
-        self._gens[changed] = gens[changed]
-        out: list[int] = changed.tolist()
-        return out
+        return list(dict.fromkeys(log[start:]))

@@ -58,6 +58,11 @@ class NodeTable:
         #: Changes whenever a row's node object changes (labels, taints, images) or rows move:
         #: a key for caches derived from node objects only, not from pods.
         self.node_epoch = next(_epochs)
+        #: Rows written by :meth:`set_row`, in order, from absolute position ``changes_base``: what
+        #: :class:`~kubesched.framework.node_columns.RowTracker` reads to find the rows that changed
+        #: since it last looked without comparing every row's generation.
+        self.changes: list[int] = []
+        self.changes_base = 0
 
     def take(self, column: _A, indices: npt.NDArray[np.intp]) -> _A:
         """``column[indices]``, without the copy when ``indices`` is :attr:`all` (do not mutate it)."""
@@ -78,6 +83,13 @@ class NodeTable:
         return self.alloc_scalar[name], self.req_scalar[name]
 
     def set_row(self, i: int, ni: NodeInfo) -> None:
+        changes = self.changes
+        changes.append(i)
+        if len(changes) > 4 * self.size + 1024:
+            # Trackers that fell this far behind recompute everything (RowTracker sees the gap).
+            drop = len(changes) // 2
+            del changes[:drop]
+            self.changes_base += drop
         a, r = ni.allocatable, ni.requested
         self.alloc_cpu[i] = a.milli_cpu
         self.alloc_mem[i] = a.memory
