@@ -142,7 +142,7 @@ class RowTracker:
     __slots__ = ("_pos", "_table")
 
     def __init__(self) -> None:
-        self._table: object | None = None
+        self._table: Any = None
         self._pos = 0
 
     def changes(self, table: Any) -> list[int] | None:
