@@ -261,7 +261,9 @@ class InProcessScheduler:
             shutdown_grace=10.0,
             backend=backend or KubeOptions(bind_workers=4),
         )
-        self.app = SchedulerApp(load_config(dict(config)), default_registry(), options)
+        registry = default_registry()
+        # As ``kubesched run`` does: pluginConfig args decoded into the registry's typed args.
+        self.app = SchedulerApp(load_config(dict(config), args_types=registry.args_types()), registry, options)
         self.exit_code: int | None = None
         self._thread = threading.Thread(target=self._run, name="kubesched-under-test", daemon=True)
 

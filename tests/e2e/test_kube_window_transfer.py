@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_kube_support
 import yaml
 from test_kube_support import (
     MERGE,
@@ -44,8 +43,6 @@ from test_kube_support import (
 )
 
 from kubesched.api.quantity import parse_quantity
-from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
 from kubesched.testing.controlplane import ControlPlane
 
 pytestmark = pytest.mark.controlplane
@@ -68,15 +65,6 @@ profiles:
 """
 #: A pre-opening check must finish this many seconds before the opening to be conclusive.
 MARGIN = 2.0
-
-
-@pytest.fixture(autouse=True)
-def plugin_args_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``kubesched run`` decodes pluginConfig args into the registry's args types (cli.py
-    ``_load_config``); the shared in-process harness loads the config without them, which leaves
-    WindowTransfer's args a raw mapping. Load it here as the CLI does."""
-    types = default_registry().args_types()
-    monkeypatch.setattr(test_kube_support, "load_config", lambda raw: load_config(raw, args_types=types))
 
 
 def hh_mm(ts: float) -> str:
