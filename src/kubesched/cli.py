@@ -22,6 +22,7 @@ from kubesched.config.errors import ConfigError
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.registry import Registry, RegistryError, default_registry
 from kubesched.framework.runtime import FrameworkError
+from kubesched.gctune import tune_gc
 from kubesched.sim.manifests import ManifestError, load_file, load_manifests, parse_time_or_offset
 
 EXIT_BAD_INPUT = 2
@@ -73,6 +74,7 @@ def _setup_logging(verbosity: int, fmt: str = "text") -> None:
 @click.version_option(__version__, prog_name="kubesched")
 def cli() -> None:
     """kubesched: kube-scheduler's Scheduling Framework in Python."""
+    tune_gc()
 
 
 START_HELP = "Virtual clock start (RFC 3339). Default: 2026-01-01T00:00:00Z."
