@@ -25,6 +25,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.schedulinggates import SchedulingGates
     from kubesched.plugins.tainttoleration import TaintToleration
     from kubesched.plugins.tenancy import TenantIsolation
+    from kubesched.plugins.tenantfairsort import TenantFairSort
     from kubesched.plugins.volumes import (
         DynamicResources,
         NodeVolumeLimits,
@@ -59,4 +60,5 @@ def in_tree_registry() -> Registry:
     r.register(names.CAPACITY_SCHEDULING, CapacityScheduling)
     r.register(names.GPU_SHARE, GpuShare)
     r.register(names.COSCHEDULING, Coscheduling)
+    r.register(names.TENANT_FAIR_SORT, TenantFairSort)
     return r
