@@ -443,19 +443,23 @@ class Fgd(Policy):
         return scores.astype(np.int64)
 
 
-POLICY_NAMES: tuple[str, ...] = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+POLICY_NAMES: tuple[str, ...] = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGDPlus")
 
 
 def make_policy(name: str, *, typical: TypicalPods | None = None, rng: GoRand | None = None) -> Policy:
-    """The policy called ``name`` (case-insensitive). FGD needs ``typical``, Random needs ``rng``."""
+    """The policy called ``name`` (case-insensitive). FGD and FGDPlus need ``typical``, Random ``rng``."""
     key = name.lower()
     if key == "random":
         if rng is None:
             raise ValueError("the Random policy needs a random stream")
         return RandomPolicy(rng)
-    if key == "fgd":
+    if key in ("fgd", "fgdplus"):
         if typical is None:
-            raise ValueError("the FGD policy needs the typical pods of the workload")
+            raise ValueError(f"the {name} policy needs the typical pods of the workload")
+        if key == "fgdplus":
+            from .fgdplus import FgdPlus  # imports this module
+
+            return FgdPlus(typical)
         return Fgd(typical)
     simple: dict[str, type[Policy]] = {
         "dotprod": DotProd, "gpuclustering": GpuClustering, "gpupacking": GpuPacking, "bestfit": BestFit,

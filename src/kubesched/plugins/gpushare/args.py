@@ -43,7 +43,7 @@ class TypicalPodArgs:
 class GpuShareArgs:
     """``pluginConfig`` args of GpuShare.
 
-    ``scoringPolicy``: Random, DotProd, GpuClustering, GpuPacking, BestFit (default) or FGD.
+    ``scoringPolicy``: Random, DotProd, GpuClustering, GpuPacking, BestFit (default), FGD or FGDPlus.
     ``topologyPolicy``: none, prefer-packed (default) or require-single-group.
     ``typicalPods``: FGD's workload (required for FGD); ``typicalPodsCoverage`` the percentage of
     pods the most popular types must cover (95, as the paper). ``randomSeed`` seeds Random.
@@ -63,8 +63,8 @@ class GpuShareArgs:
             errs.append(not_supported("topologyPolicy", self.topology_policy, TOPOLOGY_POLICIES))
         if not 1 <= self.typical_pods_coverage <= 100:
             errs.append(invalid("typicalPodsCoverage", self.typical_pods_coverage, "not in valid range [1, 100]"))
-        if self.scoring_policy == "FGD" and not self.typical_pods:
-            errs.append(required("typicalPods", "the FGD policy needs the workload's pod types"))
+        if self.scoring_policy in ("FGD", "FGDPlus") and not self.typical_pods:
+            errs.append(required("typicalPods", f"the {self.scoring_policy} policy needs the workload's pod types"))
         for i, t in enumerate(self.typical_pods):
             path = index_path("typicalPods", i)
             if t.milli_cpu < 0:
