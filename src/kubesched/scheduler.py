@@ -50,6 +50,7 @@ from kubesched.framework.types import (
     PodInfo,
     QueuedPodInfo,
     same_parse_inputs,
+    same_spec_inputs,
 )
 from kubesched.framework.waiting_pods import WaitingPod
 from kubesched.metrics import SchedulerMetrics
@@ -289,8 +290,11 @@ class Scheduler:
                 self.queue.delete(new)  # bound (by us or someone else): out of the queue
             pi = PodInfo(new)
             prev = self.cache.get_pod(pi.uid)
-            if prev is not None and same_parse_inputs(prev.pod, new):
-                pi.inherit_parses(prev)  # e.g. the echo of our own binding: nothing to parse again
+            if prev is not None:
+                if same_parse_inputs(prev.pod, new):
+                    pi.inherit_parses(prev)  # e.g. the echo of our own binding: nothing to parse again
+                elif same_spec_inputs(prev.pod, new):
+                    pi.inherit_parses(prev, spec_only=True)  # a binding whose PreBind annotated the pod
             self.cache.update_pod(pi)
             event = ClusterEvent(
                 EventResource.ASSIGNED_POD, _pod_update_action(old, new) if was_assigned else ActionType.ADD
@@ -554,7 +558,7 @@ class Scheduler:
             raise _CycleError(mask)
         order, mask = _rotate(indices, start), _rotate(mask, start)
         feasible: Sequence[NodeInfo]
-        failed: Sequence[int]
+        failed: np.ndarray | list[int]  # rows the batch Filters rejected, in walk order
         per_node = fw.active_per_node_filters(state)
         if not per_node and not self.queue.has_nominated_pods():
             pos = np.flatnonzero(mask)
@@ -563,22 +567,28 @@ class Scheduler:
                 pos = pos[:to_find]
                 cut = int(pos[-1]) + 1
             rows = order[pos]
-            failed = order[:cut][~mask[:cut]].tolist()
+            failed = order[:cut][~mask[:cut]]  # a list only if their reasons are needed
             feasible = NodeRows(nodes, rows)
         else:
             feasible, failed, rows = self._walk_per_node(fw, per_node, state, pi, diagnosis, order, mask, to_find)
         diagnosis.processed_failures = len(diagnosis.node_to_status) + len(failed)
-        if not feasible and failed:
+        if not feasible and len(failed):
             # Only now do the reasons of batch-rejected nodes matter: run the reference per-node
             # chain on them so the message and the rejecting plugins are exactly upstream's.
             feasible = []
             agreed: list[int] = []
-            statuses = fw.run_filter_plugins_on_rows(state, pi, self.snapshot, failed)
+            codes, answers = fw.run_filter_plugins_on_rows_coded(state, pi, self.snapshot, failed)
+            failed = failed.tolist() if isinstance(failed, np.ndarray) else failed
+            statuses = list(map(answers.__getitem__, codes.tolist()))
             pairs = zip(failed, statuses, strict=True)
-            distinct = list({id(s): s for s in statuses}.values())
-            if all(s.is_rejected() for s in distinct):  # the usual case: record them in bulk
-                diagnosis.node_to_status.update(zip([nodes[i].name for i in failed], statuses, strict=True))
-                diagnosis.unschedulable_plugins.update(s.plugin for s in distinct if s.plugin)
+            counts = np.bincount(codes, minlength=len(answers)).tolist()
+            distinct = [(s, n) for s, n in zip(answers, counts, strict=True) if n]
+            if all(s.is_rejected() for s, _ in distinct):  # the usual case: record them in bulk
+                was_empty = not diagnosis.node_to_status
+                diagnosis.node_to_status.update(zip(self.snapshot.names_of_rows(failed), statuses, strict=True))
+                diagnosis.unschedulable_plugins.update(s.plugin for s, _ in distinct if s.plugin)
+                if was_empty:  # FitError's histogram, counted per distinct status rather than per node
+                    diagnosis.set_reason_counts(distinct)
                 pairs = zip((), (), strict=True)
             for i, st in pairs:
                 ni = nodes[i]
@@ -594,7 +604,7 @@ class Scheduler:
                     diagnosis.unschedulable_plugins.add(st.plugin)
             rows = np.array(agreed, dtype=np.intp)
         elif len(failed):
-            diagnosis.lazy_failed = list(failed)
+            diagnosis.lazy_failed = failed
             diagnosis.lazy = (fw, state, pi)
         diagnosis.feasible_rows = rows
         return feasible
@@ -894,7 +904,8 @@ class _Diag(Diagnosis):
         super().__init__()
         self.processed_failures = 0
         self.feasible_rows: np.ndarray | None = None
-        self.lazy_failed: list[int] = []
+        #: Rows the batch Filters rejected when some node was feasible (their reasons not computed).
+        self.lazy_failed: Sequence[int] | np.ndarray = []
         self.lazy: tuple[Framework, CycleState, PodInfo] | None = None
 
 

@@ -483,12 +483,19 @@ class Framework:
 
         The scheduler explains a pod that fits nowhere with it: on a large cluster, calling every
         plugin on every node was most of the cost of each failed attempt."""
+        codes, statuses = self.run_filter_plugins_on_rows_coded(state, pod, snapshot, rows)
+        return list(map(statuses.__getitem__, codes.tolist()))
+
+    def run_filter_plugins_on_rows_coded(
+        self, state: CycleState, pod: PodInfo, snapshot: Any, rows: Sequence[int] | npt.NDArray[np.intp]
+    ) -> tuple[npt.NDArray[np.int64], list[Status]]:
+        """:meth:`run_filter_plugins_on_rows` as ``(codes, statuses)``: the status of ``rows[k]`` is
+        ``statuses[codes[k]]``. Nodes rejected for the same reason share one Status, so a caller
+        can count them per reason without visiting every node."""
         nodes = snapshot.node_infos
         row_array = np.asarray(rows, dtype=np.intp)
-        ok = Status(Code.SUCCESS)
-        # statuses as an object array, so that a batch plugin's answer lands in one vector operation
-        out = np.empty(len(row_array), dtype=object)
-        out[:] = [ok]
+        statuses: list[Status] = [Status(Code.SUCCESS)]
+        codes = np.zeros(len(row_array), dtype=np.int64)
         pending = np.arange(len(row_array))
         for p in self.points["filter"]:
             if not len(pending):
@@ -517,23 +524,24 @@ class Framework:
                     if s.is_success():
                         still.append(k)
                     else:
-                        out[k] = s
+                        codes[k] = len(statuses)
+                        statuses.append(s)
                 pending = np.array(sorted(still), dtype=np.intp)
                 continue
             try:
-                codes, statuses = batch(state, pod, snapshot, row_array[pending])
-                codes = np.asarray(codes, dtype=np.int64)
-                checked = np.empty(len(statuses), dtype=object)
-                checked[:] = [self._filter_rejection(p, s) for s in statuses]
-                rejected = codes >= 0
-                out[pending[rejected]] = checked[codes[rejected]]
+                got, answers = batch(state, pod, snapshot, row_array[pending])
+                got = np.asarray(got, dtype=np.int64)
+                rejected = got >= 0
+                codes[pending[rejected]] = got[rejected] + len(statuses)
+                statuses.extend(self._filter_rejection(p, s) for s in answers)
             except Exception as err:
                 log.exception("plugin %s failed at Filter (batch statuses)", p.name)
                 error = Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
-                out[pending] = [error]
-                return list(out.tolist())
+                codes[pending] = len(statuses)
+                statuses.append(error)
+                return codes, statuses
             pending = pending[~rejected]
-        return list(out.tolist())
+        return codes, statuses
 
     @staticmethod
     def _filter_rejection(plugin: Any, s: Status) -> Status:

@@ -143,6 +143,8 @@ class Snapshot:
         self.generation = 0
         self._with_affinity: builtins.list[NodeInfo] | None = None
         self._with_anti_affinity: builtins.list[NodeInfo] | None = None
+        self._names: builtins.list[str] = []
+        self._names_of: tuple[object, object] | None = None
 
     # -- upstream's NodeInfoLister --------------------------------------------------------------
     def list(self) -> list[NodeInfo]:
@@ -161,6 +163,14 @@ class Snapshot:
         if self._with_anti_affinity is None:
             self._with_anti_affinity = [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
         return self._with_anti_affinity
+
+    def names_of_rows(self, rows: Iterable[int]) -> builtins.list[str]:
+        """The names of the nodes at positions ``rows`` (a failed pod's diagnosis names every node)."""
+        if self._names_of is None or self._names_of[0] is not self.node_infos or self._names_of[1] is not self.index:
+            # Rows keep their node while the list and the index stay (replace_node keeps positions).
+            self._names = [ni.name for ni in self.node_infos]
+            self._names_of = (self.node_infos, self.index)
+        return list(map(self._names.__getitem__, rows))
 
     def invalidate(self) -> None:
         """Drop derived lists after the node list or a node changed."""

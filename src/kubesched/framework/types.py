@@ -8,13 +8,14 @@ re-parses quantities, selectors or tolerations per node.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from kubesched.api.nodeaffinity import RequiredNodeAffinity
-from kubesched.api.resources import Resource, pod_non_zero_requests, pod_requests
+from kubesched.api.resources import Resource, compute_pod_resources
 
 from .status import Status
 
@@ -80,14 +81,21 @@ class PodInfo:
         clone.cache = self.cache
         return clone
 
-    def inherit_parses(self, other: PodInfo) -> None:
+    def inherit_parses(self, other: PodInfo, *, spec_only: bool = False) -> None:
         """Take over ``other``'s parses and plugin cache: for a newer copy of the same pod whose
         spec, labels, annotations and container statuses are unchanged (see :func:`same_parse_inputs`),
-        such as the informer's echo of our own binding, so it is not parsed again."""
+        such as the informer's echo of our own binding, so it is not parsed again.
+
+        ``spec_only``: only the metadata differs (:func:`same_spec_inputs`, e.g. a binding whose
+        PreBind added an annotation): take the parses of the spec and status (requests, affinity,
+        tolerations, ports, gates) but not labels, annotations or the plugins' cache, which may
+        hold parses of the metadata."""
+        skip = _OWN_FIELDS | _META_FIELDS if spec_only else _OWN_FIELDS
         for k, v in other.__dict__.items():
-            if k not in _OWN_FIELDS:
+            if k not in skip:
                 self.__dict__.setdefault(k, v)
-        self.cache = other.cache
+        if not spec_only:
+            self.cache = other.cache
 
     # -- metadata -------------------------------------------------------------------------------
     @cached_property
@@ -127,12 +135,17 @@ class PodInfo:
     @cached_property
     def requests(self) -> Resource:
         """Effective requests (containers, init containers and sidecars, overhead)."""
-        return pod_requests(self.pod)
+        r = compute_pod_resources(self.pod)
+        # One parse gives both: the node accounting (assume) asks for the other one next.
+        self.__dict__.setdefault("non_zero_requests", (r.non_zero_milli_cpu, r.non_zero_memory))
+        return r.requests
 
     @cached_property
     def non_zero_requests(self) -> tuple[int, int]:
         """(milli-CPU, memory) with upstream's defaults for unset requests, for scoring only."""
-        return pod_non_zero_requests(self.pod)
+        r = compute_pod_resources(self.pod)
+        self.__dict__.setdefault("requests", r.requests)
+        return r.non_zero_milli_cpu, r.non_zero_memory
 
     # -- placement constraints ------------------------------------------------------------------
     @cached_property
@@ -178,15 +191,23 @@ class PodInfo:
 
 
 _OWN_FIELDS = frozenset({"pod", "cache", "name", "namespace", "key", "uid"})
+#: The cached parses of PodInfo that read the pod's metadata (the others read spec and status only).
+_META_FIELDS = frozenset({"labels", "annotations"})
 
 
 def same_parse_inputs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two versions of a pod agree on everything ``PodInfo`` parses: the spec, labels,
     annotations and the status fields that resource accounting reads."""
-    if spec(a) != spec(b):
-        return False
     ma, mb = meta(a), meta(b)
     if ma.get("labels") != mb.get("labels") or ma.get("annotations") != mb.get("annotations"):
+        return False
+    return same_spec_inputs(a, b)
+
+
+def same_spec_inputs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two versions of a pod agree on the spec and the status fields that resource
+    accounting reads: what every ``PodInfo`` parse but ``labels`` and ``annotations`` depends on."""
+    if spec(a) != spec(b):
         return False
     sa, sb = a.get("status") or {}, b.get("status") or {}
     for key in ("containerStatuses", "initContainerStatuses"):
@@ -473,7 +494,8 @@ class QueuedPodInfo:
 class Diagnosis:
     """Why a pod did not fit: the status of every node plus the plugins that rejected it."""
 
-    __slots__ = ("absent_status", "node_to_status", "post_filter_msg", "pre_filter_msg", "unschedulable_plugins")
+    __slots__ = ("_reason_counts", "absent_status", "node_to_status", "post_filter_msg", "pre_filter_msg",
+                 "unschedulable_plugins")
 
     def __init__(self) -> None:
         self.node_to_status: dict[str, Status] = {}
@@ -482,6 +504,25 @@ class Diagnosis:
         self.unschedulable_plugins: set[str] = set()
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
+        self._reason_counts: tuple[int, dict[str, int]] | None = None
+
+    def set_reason_counts(self, statuses: Iterable[tuple[Status, int]]) -> None:
+        """Record that ``node_to_status`` holds exactly these statuses, each on that many nodes (what
+        the scheduler wrote in bulk), so the message need not count reasons node by node."""
+        counts: dict[str, int] = {}
+        nodes = 0
+        for status, n in statuses:
+            nodes += n
+            for r in status.reasons:
+                counts[r] = counts.get(r, 0) + n
+        self._reason_counts = (nodes, counts)
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many nodes of ``node_to_status`` each reason was given for."""
+        known = self._reason_counts
+        if known is not None and known[0] == len(self.node_to_status):
+            return dict(known[1])
+        return count_reasons(self.node_to_status.values())
 
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
@@ -503,7 +544,7 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
-            reasons = histogram(d.node_to_status, self.num_all_nodes, d.absent_status)
+            reasons = _histogram(d.reason_counts(), len(d.node_to_status), self.num_all_nodes, d.absent_status)
             if reasons:  # upstream appends the histogram only when it has entries
                 msg += " " + ", ".join(reasons) + "."
         if d.post_filter_msg:
@@ -511,13 +552,26 @@ class FitError(Exception):
         return msg
 
 
+def count_reasons(statuses: Iterable[Status]) -> dict[str, int]:
+    """How many of ``statuses`` give each reason."""
+    # Nodes rejected for the same reason usually share one Status object (a batch Filter's answer):
+    # count the objects first, in C, then their reasons.
+    values = list(statuses)
+    by_id = dict(zip(map(id, values), values, strict=True))
+    counts: dict[str, int] = {}
+    for key, n in Counter(map(id, values)).items():
+        for r in by_id[key].reasons:
+            counts[r] = counts.get(r, 0) + n
+    return counts
+
+
 def histogram(node_to_status: Mapping[str, Status], num_all_nodes: int, absent: Status | None) -> list[str]:
     """``"<count> <reason>"`` for every reason, sorted as strings (upstream ``FitError.Error``)."""
-    counts: dict[str, int] = {}
-    for status in node_to_status.values():
-        for r in status.reasons:
-            counts[r] = counts.get(r, 0) + 1
-    absent_n = num_all_nodes - len(node_to_status)
+    return _histogram(count_reasons(node_to_status.values()), len(node_to_status), num_all_nodes, absent)
+
+
+def _histogram(counts: dict[str, int], listed: int, num_all_nodes: int, absent: Status | None) -> list[str]:
+    absent_n = num_all_nodes - listed
     if absent is not None and absent_n > 0:
         for r in absent.reasons:
             counts[r] = counts.get(r, 0) + absent_n

@@ -5,8 +5,8 @@ index it with the framework's node positions directly. What it holds is derived 
 node: a pod this plugin reserved keeps the GPUs chosen at Reserve; any other pod (bound before we
 started, or by someone else) gets the GPUs of its ``kubesched.io/gpu-ids`` annotation, or, without
 one, a best-fit choice until its annotation arrives. Only the nodes whose NodeInfo changed since the
-last cycle are looked at (the snapshot's generation column), and on them only the pods that changed:
-per cycle that is usually the one node the previous pod went to.
+last cycle are looked at (the node table's change log, then its generation column), and on them only
+the pods that changed: per cycle that is usually the one node the previous pod went to.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.framework.node_columns import RowTracker
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.gpu import MILLI, ClusterGpuState, NodeGpuState, NodeSpec, PodShape, best_fit_gpus
@@ -78,6 +79,8 @@ class SnapshotGpuState:
         self._nodes: list[Any] = []
         self._specs: list[NodeSpec] = []
         self._placed: list[dict[str, _Placed]] = []
+        #: Rows the snapshot rewrote since the last sync (its change log), per cycle usually one.
+        self._tracker = RowTracker()
         self.rebuilds = 0
 
     # ---- following the snapshot ----------------------------------------------------------------
@@ -90,8 +93,12 @@ class SnapshotGpuState:
             self._rebuild(snapshot)
             return
         gens = snapshot.table.generation
-        changed = np.flatnonzero(gens != self._gens)
-        for i in changed.tolist():
+        rows = self._tracker.changes(snapshot.table)
+        if rows is None:  # the log does not reach back to our last look: compare every row
+            changed: list[int] = np.flatnonzero(gens != self._gens).tolist()
+        else:
+            changed = [i for i in rows if gens[i] != self._gens[i]]
+        for i in changed:
             ni = snapshot.node_infos[i]
             if ni.node is not self._nodes[i]:
                 if node_spec(ni) != self._specs[i] or self._topology(ni) != self.topologies[i]:
@@ -118,6 +125,7 @@ class SnapshotGpuState:
         self._snapshot = snapshot
         self._index = snapshot.index
         self._gens = snapshot.table.generation.copy()
+        self._tracker.changes(snapshot.table)  # from here on, only rows written after this rebuild
         self._generation = snapshot.generation
         self.rebuilds += 1
 
@@ -131,7 +139,7 @@ class SnapshotGpuState:
     def refresh_topologies(self, nrt: NrtIndex) -> None:
         """Take a newer list of NodeResourceTopology objects; rows whose topology changed are updated."""
         old, self._nrt = self._nrt, nrt
-        if self._snapshot is None:
+        if self._snapshot is None or (not old and not nrt):  # no NodeResourceTopology before or now
             return
         for i, ni in enumerate(self._snapshot.node_infos):
             if old.get(ni.name) is not nrt.get(ni.name):

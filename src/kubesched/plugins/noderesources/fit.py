@@ -158,39 +158,53 @@ class Fit:
         order), from the node table: -1 where the node fits, else the index of its Status."""
         req = self._request(state, pod)
         t = snapshot.table
-        pods = t.pod_count[indices] + 1 > t.alloc_pods[indices]
-        # (reason, insufficient, unresolvable) per check, in fits_request's order
-        checks: list[tuple[str, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = [
-            ("Too many pods", pods, np.zeros_like(pods))
-        ]
+        take = t.take
+        # (reason, insufficient, unresolvable) per check, in fits_request's order; the table's free
+        # columns are allocatable minus requested (pods: minus the pod count)
+        insufficient = [take(t.free_pods, indices) < 1]
+        hard = np.zeros(len(indices), dtype=np.bool_)  # some check fails by more than allocatable
+        reasons = ["Too many pods"]
         if req.milli_cpu or req.memory or req.ephemeral_storage or req.scalar_resources:
-            for reason, q, alloc, used in (
-                ("Insufficient cpu", req.milli_cpu, t.alloc_cpu, t.req_cpu),
-                ("Insufficient memory", req.memory, t.alloc_mem, t.req_mem),
-                ("Insufficient ephemeral-storage", req.ephemeral_storage, t.alloc_eph, t.req_eph),
+            for reason, q, alloc, free in (
+                ("Insufficient cpu", req.milli_cpu, t.alloc_cpu, t.free_cpu),
+                ("Insufficient memory", req.memory, t.alloc_mem, t.free_mem),
+                ("Insufficient ephemeral-storage", req.ephemeral_storage, t.alloc_eph, t.free_eph),
             ):
                 if q > 0:
-                    a = alloc[indices]
-                    checks.append((reason, q > a - used[indices], q > a))
+                    reasons.append(reason)
+                    short = q > take(free, indices)
+                    insufficient.append(short)
+                    hard |= short & (q > take(alloc, indices))
             for name, q in req.scalar_resources.items():
                 if q == 0 or self._ignored(name):
                     continue
                 alloc, used = t.scalar(name)
-                a = alloc[indices]
-                checks.append((f"Insufficient {name}", q > a - used[indices], q > a))
-        bits = np.zeros(len(indices), dtype=np.int64)
-        hard = np.zeros(len(indices), dtype=np.bool_)
-        for j, (_, insufficient, unresolvable) in enumerate(checks):
-            bits |= insufficient.astype(np.int64) << j
-            hard |= insufficient & unresolvable
-        codes = np.full(len(indices), -1, dtype=np.int64)
-        failing = bits > 0
-        keys, inverse = np.unique(bits[failing] * 2 + hard[failing], return_inverse=True)
-        codes[failing] = inverse
+                a = take(alloc, indices)
+                reasons.append(f"Insufficient {name}")
+                short = q > a - take(used, indices)
+                insufficient.append(short)
+                hard |= short & (q > a)
+        k = len(reasons)
+        ins = np.vstack(insufficient)
+        # key: bit 0 unresolvable, bit j+1 check j failed (0 where the node fits)
+        key_of = (np.left_shift(1, np.arange(1, k + 1, dtype=np.int64)) @ ins) + hard
+        failing = key_of > 0
+        # Distinct keys in increasing order, and each node's rank among them: the keys are small,
+        # so a lookup table does what np.unique would, without its sort.
+        if k <= 10:
+            present = np.bincount(key_of, minlength=1)
+            present[0] = 0
+            keys = np.flatnonzero(present)
+            rank = np.full(len(present), -1, dtype=np.int64)
+            rank[keys] = np.arange(len(keys))
+            codes = rank[key_of]
+        else:  # many extended resources: too many possible keys for a table
+            codes = np.full(len(indices), -1, dtype=np.int64)
+            keys, codes[failing] = np.unique(key_of[failing], return_inverse=True)
         statuses = []
         for key in keys.tolist():
-            reasons = [checks[j][0] for j in range(len(checks)) if key >> (j + 1) & 1]
-            statuses.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key & 1 else Code.UNSCHEDULABLE, *reasons))
+            names = [reasons[j] for j in range(k) if key >> (j + 1) & 1]
+            statuses.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key & 1 else Code.UNSCHEDULABLE, *names))
         return codes, statuses
 
     def _ignored(self, name: str) -> bool:
