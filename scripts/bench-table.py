@@ -139,15 +139,34 @@ def main() -> None:
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if c[0] in keep]
-    results = []
+    # Resume: runs already in --raw count towards --runs (same workload, backend, scheduler, sizes).
+    results = [json.loads(line) for line in args.raw.read_text().splitlines() if line.strip()] \
+        if args.raw and args.raw.exists() else []
     for run in range(args.runs):
         for case in cases:
-            r = run_case(case, seed=run)
+            done = [r for r in results if _matches(r, case)]
+            if len(done) > run:
+                continue
+            try:
+                r = run_case(case, seed=run)
+            except subprocess.CalledProcessError as err:
+                print(f"  -> failed (exit {err.returncode}): {err.stderr.strip()[-2000:]}", file=sys.stderr, flush=True)
+                continue
             results.append(r)
             if args.raw:
                 with args.raw.open("a") as fh:
                     fh.write(json.dumps(r) + "\n")
-    print(table(results))
+    keep = [r for r in results if any(_matches(r, c) for c in cases)]
+    print(table(keep))
+
+
+def _matches(result: dict[str, object], case: Case) -> bool:
+    workload, backend, scheduler, extra = case
+    if (result["workload"], result["backend"], result["scheduler"]) != (workload, backend, scheduler):
+        return False
+    flags = dict(zip(extra[::2], extra[1::2], strict=True))
+    sizes = {"--nodes": "nodes", "--init-pods": "init_pods", "--pods": "pods"}
+    return all(str(result[field]) == flags[flag] for flag, field in sizes.items() if flag in flags)
 
 
 if __name__ == "__main__":

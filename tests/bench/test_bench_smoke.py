@@ -97,9 +97,18 @@ def test_bad_input_exits_2(args: list[str], message: str) -> None:
     assert message in " ".join(output.split())
 
 
+#: Every workload the API server can run, with kubesched; both schedulers on two of them (one with
+#: PriorityClasses and preemption through the API).
+APISERVER_CASES = [
+    *((w, "kubesched") for w in sorted(SIZES) if not WORKLOADS[w].sim_only),
+    ("SchedulingBasic", "kube-scheduler"),
+    ("PreemptionBasic", "kube-scheduler"),
+]
+
+
 @pytest.mark.controlplane
-@pytest.mark.parametrize("scheduler", ["kubesched", "kube-scheduler"])
-def test_apiserver(scheduler: str) -> None:
+@pytest.mark.parametrize("workload, scheduler", APISERVER_CASES)
+def test_apiserver(workload: str, scheduler: str) -> None:
     from kubesched.testing.controlplane import NOT_BUILT_MESSAGE, ControlPlaneNotBuiltError, find_binaries
 
     try:
@@ -110,20 +119,10 @@ def test_apiserver(scheduler: str) -> None:
         pytest.skip(NOT_BUILT_MESSAGE)
     if binaries.kube_scheduler is None:
         pytest.fail("kube-scheduler not built (scripts/controlplane.sh builds it)", pytrace=False)
-    size = (3, 2, 6)
+    n, k, m = SIZES[workload]
     code, output = _bench(
-        "--workload",
-        "SchedulingBasic",
-        "--backend",
-        "apiserver",
-        "--scheduler",
-        scheduler,
-        "--nodes",
-        "3",
-        "--init-pods",
-        "2",
-        "--pods",
-        "6",
-    )
+        "--workload", workload, "--backend", "apiserver", "--scheduler", scheduler,
+        "--nodes", str(n), "--init-pods", str(k), "--pods", str(m),
+    )  # fmt: skip
     assert code == 0, output
-    _check(json.loads(output), "SchedulingBasic", "apiserver", scheduler, size)
+    _check(json.loads(output), workload, "apiserver", scheduler, (n, k, m))

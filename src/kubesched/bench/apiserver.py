@@ -81,9 +81,34 @@ def scheduler_config() -> dict[str, Any]:
 
 
 def api_object(obj: Obj) -> Obj:
-    """A workload object as a client creates it: no UID (the API server assigns one)."""
+    """A workload object as a client creates it: no UID (the API server assigns one), and a pod's
+    ``spec.priority`` given as a PriorityClass (:func:`priority_class`): the Priority admission
+    plugin rejects a pod that sets the integer itself (scheduler_perf's templates set it because its
+    in-process API server runs without admission)."""
     md = {k: v for k, v in obj["metadata"].items() if k != "uid"}
-    return {**obj, "metadata": md}
+    out = {**obj, "metadata": md}
+    spec = obj.get("spec")
+    if obj.get("kind") == "Pod" and isinstance(spec, dict) and "priority" in spec:
+        spec = dict(spec)
+        spec["priorityClassName"] = priority_class(int(spec.pop("priority")))["metadata"]["name"]
+        out["spec"] = spec
+    return out
+
+
+def priority_class(value: int) -> Obj:
+    """The PriorityClass standing for a workload pod's ``spec.priority`` of ``value``."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": f"kubesched-bench-{value}" if value >= 0 else f"kubesched-bench-minus-{-value}"},
+        "value": value,
+    }
+
+
+def priority_classes(pods: Sequence[Obj]) -> list[Obj]:
+    """One PriorityClass per distinct ``spec.priority`` among ``pods``."""
+    values = {int(p["spec"]["priority"]) for p in pods if "priority" in p.get("spec", {})}
+    return [priority_class(v) for v in sorted(values)]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -370,8 +395,11 @@ def run_apiserver(
             sched.wait_ready()
             ns_objs = [namespace(ns) for ns in workload.namespaces]
             creator.run(lambda o: creator._post("/api/v1/namespaces", o), ns_objs)
-            creator.run(creator.node, list(workload.nodes(nodes)))
             init = list(workload.init_pods(init_pods))
+            arrivals = list(workload.measured_pods(pods))
+            pcs = priority_classes([*init, *(p for p, _ in arrivals)])
+            creator.run(lambda o: creator._post("/apis/scheduling.k8s.io/v1/priorityclasses", o), pcs)
+            creator.run(creator.node, list(workload.nodes(nodes)))
             creator.run(creator.pod, init)
             got = watch.wait({_key(p) for p in init})
             if got != len(init):
@@ -379,7 +407,6 @@ def run_apiserver(
             sched.stop()
             sched = None
 
-            arrivals = list(workload.measured_pods(pods))
             measured = {_key(p) for p, m in arrivals if m}
             creator.run(creator.pod, [p for p, _ in arrivals])  # in arrival order, nothing scheduling them
             t0 = time.perf_counter()
