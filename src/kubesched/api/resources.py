@@ -567,9 +567,36 @@ def compute_pod_resources(pod: Mapping[str, Any]) -> PodResources:
     if last is not None and last[0] is pod:
         result = last[1]
     else:
-        result = _compute(pod)
+        key = _inputs_key(pod)
+        hit = _by_inputs.get(key) if key is not None else None
+        if hit is None:
+            hit = _compute(pod)
+            if key is not None:
+                if len(_by_inputs) >= _BY_INPUTS_MAX:
+                    _by_inputs.clear()
+                _by_inputs[key] = hit
+        result = hit
         _last = (pod, result)
     return PodResources(result.requests.clone(), result.non_zero_milli_cpu, result.non_zero_memory)
+
+
+# Results by the text of everything _parse_pod reads: pods of one workload mostly share a few shapes
+# (a Deployment's replicas, a trace's pod types), so a new pod object is usually a shape seen before.
+_by_inputs: dict[str, PodResources] = {}
+_BY_INPUTS_MAX = 4096
+
+
+def _inputs_key(pod: Mapping[str, Any]) -> str | None:
+    """``repr`` of the fields the requests depend on (None when they are not the JSON shapes the
+    parser accepts, which it then reports). Equal keys mean equal inputs: repr tells ``"1"`` from
+    ``1`` and nests exactly; a different field order only costs a miss."""
+    spec = pod.get("spec")
+    status = pod.get("status")
+    if not isinstance(spec, dict) or not (status is None or isinstance(status, dict)):
+        return None
+    st = status or {}
+    return repr((spec.get("containers"), spec.get("initContainers"), spec.get("overhead"), spec.get("resources"),
+                 st.get("initContainerStatuses"), st.get("containerStatuses"), st.get("conditions")))
 
 
 def pod_requests(pod: Mapping[str, Any]) -> Resource:

@@ -12,6 +12,7 @@ arithmetic, but there it decides FGD's integer score ties.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ def _case_category(cpu_only: int, access: int, fits_gpu: int, fits_cpu: int) -> 
 _CASE_CATEGORY = np.array([_case_category(c >> 3 & 1, c >> 2 & 1, c >> 1 & 1, c & 1) for c in range(16)],
                           dtype=np.int64)
 _SATISFIED = 0b0111  # a GPU type with access where both GPU and CPU fit (q3)
+#: Up to this many states, fragmentation() runs on Python numbers (numpy's call overhead dominates).
+_SCALAR_MAX_STATES = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,10 @@ class TypicalPods:
         self._cpu_only: BoolArray = self.gpu_milli == 0
         self._case_base: IntArray = self._cpu_only.astype(np.int64) * 8
         self._access: dict[str, BoolArray] = {}
+        # the same columns as Python numbers, for the scalar form of fragmentation()
+        self._rows: tuple[tuple[int, int, int, float, bool], ...] = tuple(
+            (t.cpu, t.gpu_milli, t.gpu_count, float(p), t.gpu_milli == 0) for t, p in zip(pods, self.p.tolist(),
+                                                                                       strict=True))
 
     def __len__(self) -> int:
         return len(self.pods)
@@ -154,6 +161,12 @@ class TypicalPods:
         (states, GPUs) milli left per GPU (order irrelevant, padding GPUs at 0).
         """
         gpu_left = np.asarray(gpu_left, dtype=np.int64)
+        if len(cpu_left) <= _SCALAR_MAX_STATES:
+            # A score or a GPU choice usually asks for one or two states, where numpy's per-call cost
+            # is most of the time: the same arithmetic on Python floats, in the same order.
+            return np.array([self._fragmentation_one(a, c, g) for a, c, g in zip(
+                np.asarray(access).tolist(), np.asarray(cpu_left).tolist(), gpu_left.tolist(), strict=True)],
+                dtype=np.float64)
         idle = gpu_left.sum(axis=1)
         per_gpu = gpu_left[:, None, :]
         big_enough = per_gpu >= self.gpu_milli[None, :, None]
@@ -172,6 +185,36 @@ class TypicalPods:
         total = np.zeros(len(cpu_left), dtype=np.float64)
         for c in range(len(_SUM_ORDER)):
             total = total + sums[:, c]
+        return total
+
+    def _fragmentation_one(self, access: Sequence[bool], cpu_left: int, gpu_left: Sequence[int]) -> float:
+        """:meth:`fragmentation` of one state, bit for bit: each type's amount is the same integer,
+        times the same float ``p``, added to its category's running sum in type order (the vector
+        form's cumsum, whose extra ``+ 0.0`` terms change nothing), the categories then added in
+        ``_SUM_ORDER``."""
+        ordered = sorted(gpu_left)
+        n = len(ordered)
+        below = [0]  # below[i]: sum of the i smallest GPUs
+        for g in ordered:
+            below.append(below[-1] + g)
+        idle = below[-1]
+        sums = [0.0] * len(_SUM_ORDER)
+        for (cpu, milli, count, p, cpu_only), acc in zip(self._rows, access, strict=True):
+            fits_cpu = cpu_left >= cpu
+            if cpu_only:
+                cat, amount = (_XL if fits_cpu else _XR), idle
+            elif not acc:
+                cat, amount = _NA, idle
+            else:
+                small = bisect_left(ordered, milli)  # GPUs with less than milli left
+                if n - small >= count:
+                    cat, amount = (_Q2, below[small]) if fits_cpu else (_Q4, idle)
+                else:
+                    cat, amount = (_Q2 if fits_cpu else _Q1), idle
+            sums[cat] += p * float(amount)
+        total = 0.0
+        for c in _SUM_ORDER:
+            total += sums[c]
         return total
 
     def node_fragmentation(self, node: NodeGpuState) -> float:

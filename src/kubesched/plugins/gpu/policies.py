@@ -37,6 +37,9 @@ __all__ = [
     "random_fit_gpus",
 ]
 
+#: Entries kept in a per-node memo before it is cleared (bounds memory on a long-running scheduler).
+_MEMO_LIMIT = 1 << 18
+
 MAX_NODE_SCORE = 100
 
 
@@ -315,6 +318,7 @@ class Fgd(Policy):
     def __init__(self, typical: TypicalPods) -> None:
         self.typical = typical
         self._node_memo: dict[tuple[tuple[str, int, tuple[int, ...]], ShapeKey], int] = {}
+        self._gpu_memo: dict[tuple[str, int, tuple[int, ...], ShapeKey], tuple[IntArray, IntArray]] = {}
         self._cluster: ClusterGpuState | None = None
         self._access = np.zeros((0, len(typical)), dtype=np.bool_)
         self._frag = np.zeros(0, dtype=np.float64)
@@ -330,13 +334,18 @@ class Fgd(Policy):
         """Scores of every candidate placement: (owning state row, GPU column or -1, score), and F of
         the states. Unknown ``frag_before`` is computed in the same batch as the after-states."""
         cpu_pod = pod.score_cpu
+        expand: IntArray | None = None
         if pod.is_shared:
             rows, cols = np.nonzero(gpu >= pod.gpu_milli)
-            gpu_after = gpu[rows].copy()
-            gpu_after[np.arange(len(rows)), cols] -= pod.gpu_milli
-            cpu_after = cpu[rows] - cpu_pod
+            # The share on either of two GPUs with the same milli left gives the same state up to the
+            # GPUs' order, which F ignores: compute each (state, milli left) once.
+            first, expand = _first_of_each(rows * (MILLI + 1) + gpu[rows, cols])
+            after_rows, after_cols = rows[first], cols[first]
+            gpu_after = gpu[after_rows].copy()
+            gpu_after[np.arange(len(after_rows)), after_cols] -= pod.gpu_milli
+            cpu_after = cpu[after_rows] - cpu_pod
         else:
-            rows = np.arange(len(cpu))
+            rows = after_rows = np.arange(len(cpu))
             cols = np.full(len(cpu), -1, dtype=np.int64)
             ok = cpu >= cpu_pod  # NodeResource.Sub leaves the node unchanged when the CPU does not fit
             cpu_after = np.where(ok, cpu - cpu_pod, cpu)
@@ -349,13 +358,15 @@ class Fgd(Policy):
         if frag_before is None:
             n = len(cpu)
             both = self.typical.fragmentation(
-                np.concatenate([access, access[rows]]),
+                np.concatenate([access, access[after_rows]]),
                 np.concatenate([cpu, cpu_after]),
                 np.concatenate([gpu, gpu_after]),
             )
             frag_before, frag_after = both[:n], both[n:]
         else:
-            frag_after = self.typical.fragmentation(access[rows], cpu_after, gpu_after)
+            frag_after = self.typical.fragmentation(access[after_rows], cpu_after, gpu_after)
+        if expand is not None:
+            frag_after = frag_after[expand]
         return rows, cols, _sigmoid_scores(frag_before[rows] - frag_after), frag_before
 
     # -- per node --
@@ -364,11 +375,21 @@ class Fgd(Policy):
         return self.typical.node_fragmentation(node)
 
     def _gpu_scores(self, node: NodeGpuState, pod: PodShape) -> tuple[IntArray, IntArray]:
-        access = self.typical.access_row(node.model)[None, :]
-        cpu = np.array([node.cpu_left], dtype=np.int64)
-        gpu = np.array(node.gpu_left, dtype=np.int64).reshape(1, -1)
-        _, cols, scores, _ = self._candidate_scores(access, cpu, gpu, None, pod)
-        return cols, scores
+        """(GPU column, score) of every placement of ``pod`` on ``node``, memoized per node state
+        (GPUs in index order) and pod shape: read-only arrays."""
+        key = (node.model, node.cpu_left, node.gpu_left, pod.key)
+        hit = self._gpu_memo.get(key)
+        if hit is None:
+            access = self.typical.access_row(node.model)[None, :]
+            cpu = np.array([node.cpu_left], dtype=np.int64)
+            gpu = np.array(node.gpu_left, dtype=np.int64).reshape(1, -1)
+            _, cols, scores, _ = self._candidate_scores(access, cpu, gpu, None, pod)
+            cols.setflags(write=False)
+            scores.setflags(write=False)
+            if len(self._gpu_memo) >= _MEMO_LIMIT:
+                self._gpu_memo.clear()
+            hit = self._gpu_memo[key] = (cols, scores)
+        return hit
 
     def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
         key = (node.frag_key, pod.key)
@@ -428,7 +449,8 @@ class Fgd(Policy):
         scores = table[sids]
         missing = scores < 0
         if missing.any():
-            todo = np.unique(sids[missing])
+            todo = sids[missing]
+            todo = todo[_first_of_each(todo)[0]]  # each missing state once
             self.misses += len(todo)
             self._grow_frag(cluster)
             cached = self._frag[todo]
@@ -441,6 +463,25 @@ class Fgd(Policy):
             table[todo] = best
             scores = table[sids]
         return scores.astype(np.int64)
+
+
+def _first_of_each(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """(position of the first occurrence of each distinct key, index of each key's distinct value):
+    ``keys == keys[first][expand]``. A placement has a handful of candidates, where a dict beats
+    np.unique's sort."""
+    if len(keys) > 64:
+        _, first, expand = np.unique(keys, return_index=True, return_inverse=True)
+        return first, expand
+    seen: dict[int, int] = {}
+    firsts: list[int] = []
+    out: list[int] = []
+    for pos, k in enumerate(keys.tolist()):
+        j = seen.get(k)
+        if j is None:
+            j = seen[k] = len(firsts)
+            firsts.append(pos)
+        out.append(j)
+    return np.array(firsts, dtype=np.int64), np.array(out, dtype=np.int64)
 
 
 POLICY_NAMES: tuple[str, ...] = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGDPlus")
