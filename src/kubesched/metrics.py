@@ -168,6 +168,19 @@ class SchedulerMetrics:
             buckets=_exp(1, 2, 7),
             registry=r,
         )
+        self.preemption_goroutines_duration = Histogram(
+            "scheduler_preemption_goroutines_duration_seconds",
+            "Duration in seconds for running goroutines for the preemption.",
+            ["result"],
+            buckets=_exp(0.01, 2, 20),
+            registry=r,
+        )
+        self.preemption_goroutines_execution = Counter(
+            "scheduler_preemption_goroutines_execution",
+            "Number of preemption goroutines executed.",
+            ["result"],
+            registry=r,
+        )
         self.unschedulable_pods = Gauge(
             "scheduler_unschedulable_pods",
             "The number of unschedulable pods broken down by plugin name.",
@@ -202,6 +215,11 @@ class SchedulerMetrics:
         if since_first_attempt is not None:
             label = str(attempts) if attempts < 15 else "15+"
             self._child(self.sli_duration, label).observe(since_first_attempt)
+
+    def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
+        """One background preemption finished (``result``: success or error); thread-safe."""
+        self.preemption_goroutines_duration.labels(result).observe(seconds)
+        self.preemption_goroutines_execution.labels(result).inc()
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():

@@ -78,7 +78,11 @@ def build(plugin: type, **points: Any) -> Any:
 
 
 #: The default profile's PreEnqueue plugins (v1.35 ``getDefaultPlugins`` multiPoint, in order).
-DEFAULT_PRE_ENQUEUE = ["SchedulingGates", "DynamicResources"]
+#: DefaultPreemption has PreEnqueue (async preemption), so multiPoint enables it there too:
+#: upstream cmd/kube-scheduler/app/server_test.go ``TestSetup`` expects three PreEnqueue plugins
+#: of ``defaults.ExpandedPluginsV1`` (it swaps DynamicResources and DefaultPreemption, [1] and [2],
+#: for a config that lists DynamicResources after DefaultPreemption).
+DEFAULT_PRE_ENQUEUE = ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
 
 
 def pre_enqueue_names(fw: Any) -> list[str]:

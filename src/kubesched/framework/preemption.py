@@ -17,12 +17,21 @@ Where we differ from upstream, on purpose:
 * Nodes are listed in snapshot order where upstream iterates a Go map (random order), and ties
   that survive every criterion of ``pick_one_node_for_preemption`` go to the first candidate in
   dry-run order where upstream takes the first of a map iteration.
-* Victims are preempted synchronously (upstream's path with ``SchedulerAsyncPreemption`` off).
-  With the gate on (upstream's default since v1.33) the API calls run in a goroutine; in the
-  simulator every call completes at once, so the cluster ends in the same state. A failed API
-  call returns an Error, as upstream's synchronous path; the scheduler then backs the pod off as
-  an Error (upstream: the asynchronous path re-activates it at once, which in a simulator where
-  calls take no time would retry it forever at one instant).
+* Asynchronous preemption (``SchedulerAsyncPreemption``, upstream's default since v1.33) is what
+  the Kubernetes backend does: PostFilter nominates the node at once and the victims' API calls
+  run on the backend's executor (``submit``, the binding cycles' thread pool); DefaultPreemption's
+  PreEnqueue holds the preemptor back until they are done. The victims but the last are deleted
+  one after another in that one background job (upstream: in parallel). On the virtual clock
+  (the simulator) preemption stays synchronous, upstream's path with the gate off: every call
+  completes at once there, so the victims are gone before the next pod is popped, the cluster
+  ends in the same state and runs stay as they were; a failed call returns an Error and the pod
+  backs off as an Error (upstream's asynchronous path re-activates it at once, which where calls
+  take no time would retry it forever at one instant). ``Evaluator.async_preemption`` overrides
+  the choice (tests run the asynchronous path on the virtual clock, ``submit`` being a
+  zero-delay event there).
+* ``scheduler_preemption_goroutines_duration_seconds`` and ``..._execution_total`` carry the
+  job's real result and duration on the handle's clock (upstream's deferred ``WithLabelValues``
+  evaluates them when the goroutine starts: "success", about 0 s).
 * A pod without ``status.startTime`` starts "now" on the handle's clock (upstream: a fresh
   ``time.Now()`` per call, which makes such pods compare in call order).
 """
@@ -33,6 +42,7 @@ import functools
 import logging
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,7 +52,7 @@ from kubesched.api.errors import InvalidObjectError
 from kubesched.api.labels import Selector, selector_from_label_selector
 from kubesched.cluster.base import BindConflictError
 
-from .clock import rfc3339
+from .clock import VirtualClock, rfc3339
 from .cycle_state import CycleState
 from .status import Code, Status
 from .types import Diagnosis, FitError, NodeInfo, NominatingInfo, NominatingMode, PodInfo, PostFilterResult
@@ -325,11 +335,20 @@ class Evaluator:
     preemption records ``scheduler_preemption_victims`` and clears in-memory nominations.
     """
 
-    def __init__(self, plugin_name: str, handle: Any, interface: PreemptionInterface) -> None:
+    def __init__(
+        self, plugin_name: str, handle: Any, interface: PreemptionInterface, *, async_preemption: bool | None = False
+    ) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         self.interface = interface
         self.preempt_pod: PreemptPodFunc = self._preempt_pod
+        #: True: victims are preempted in the background (upstream ``prepareCandidateAsync``);
+        #: False: within PostFilter (``prepareCandidate``); None: in the background unless the
+        #: handle's clock is virtual (see the module docstring).
+        self.async_preemption = async_preemption
+        # Upstream ``preempting``: the UIDs of preemptors whose background preemption runs.
+        self._mu = threading.Lock()
+        self._preempting: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------------
     def now_ns(self) -> int:
@@ -337,6 +356,18 @@ class Evaluator:
 
     def _metrics(self) -> Any:
         return getattr(self.handle, "metrics", None)
+
+    def is_async(self) -> bool:
+        """Whether victims are preempted in the background (``enableAsyncPreemption``)."""
+        if self.async_preemption is not None:
+            return self.async_preemption
+        return not isinstance(getattr(self.handle, "clock", None), VirtualClock)
+
+    def is_pod_running_preemption(self, pod_uid: str) -> bool:
+        """Upstream ``IsPodRunningPreemption``: the pod's background preemption has not reached
+        its last victim yet."""
+        with self._mu:
+            return pod_uid in self._preempting
 
     def list_pdbs(self) -> list[Mapping[str, Any]]:
         """Every policy/v1 PodDisruptionBudget the cluster holds (upstream's PDB lister)."""
@@ -387,10 +418,13 @@ class Evaluator:
             return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
         log.debug("preemption target for pod %s: node %s", pod.key, best.name)
 
-        # 5) Preempt the victims, then nominate.
-        st = self.prepare_candidate(best, pod)
-        if not st.is_success():
-            return None, st
+        # 5) Preempt the victims (in the background, or now), then nominate.
+        if self.is_async():
+            self.prepare_candidate_async(best, pod)
+        else:
+            st = self.prepare_candidate(best, pod)
+            if not st.is_success():
+                return None, st
         return PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE)), Status(Code.SUCCESS)
 
     def _latest(self, pod: PodInfo) -> dict[str, Any] | None:
@@ -534,11 +568,12 @@ class Evaluator:
         )
         return None
 
-    def clear_lower_priority_nominations(self, pod: PodInfo, node_name: str) -> None:
+    def clear_lower_priority_nominations(self, pod: PodInfo, node_name: str) -> bool:
         """Upstream ``getLowerPriorityNominatedPods`` + ``clearNominatedNodeName``: patch their
         ``status.nominatedNodeName`` away and drop them from the nominator, as the informer's
-        update would. Failures are logged, not returned (upstream: not critical)."""
+        update would. Failures are logged, not returned (upstream: not critical); False if any."""
         delete_nominated = getattr(self.handle, "delete_nominated_pod_if_exists", None)
+        ok = True
         for p in self.handle.nominated_pods_for_node(node_name):
             if p.priority >= pod.priority:
                 continue
@@ -547,8 +582,86 @@ class Evaluator:
                     self.handle.client().patch_pod_status(p.pod, {"nominatedNodeName": None})
             except Exception as err:
                 log.error("cannot clear nominatedNodeName of %s: %s", p.key, err)
+                ok = False
             if delete_nominated is not None:
                 delete_nominated(p)
+        return ok
+
+    # -- prepareCandidateAsync --------------------------------------------------------------------
+    def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
+        """Upstream ``prepareCandidateAsync``: mark the pod as preempting (DefaultPreemption's
+        PreEnqueue holds it back meanwhile) and hand the API calls to the backend's executor.
+
+        The background job clears lower-priority nominations on the node, preempts every victim
+        not already terminating but the last (one after another), unmarks the pod, then
+        preempts the last victim (nothing happens when every victim is already terminating).
+        Unmarking first matters: the last deletion is the event that brings the pod back; seen
+        while the pod is still marked, it would be ignored and the pod left gated (v1.33's order;
+        later upstream keeps the pod marked and asks its informer whether the last victim is
+        terminating, ``lastVictimsPendingPreemption``, closing the short window in which the pod
+        may be retried before the last call is sent). After a failure the remaining
+        victims are skipped (upstream cancels their calls) and the pod is activated so that it is
+        not stuck in the unschedulable pool.
+        """
+        to_delete = [v for v in c.victims if not v.deletion_timestamp]
+        if not to_delete:
+            # Every victim is already terminating: no API call to make (upstream's executor.go
+            # returns here too, leaving lower-priority nominations as they are).
+            return
+        metrics = self._metrics()
+        if metrics is not None:
+            metrics.preemption_victims.observe(len(c.victims))
+        with self._mu:
+            self._preempting.add(pod.uid)
+        clock = self.handle.clock
+
+        def unmark() -> None:
+            with self._mu:
+                self._preempting.discard(pod.uid)
+
+        def run() -> None:
+            start = clock.now()
+            result = "success"
+            try:
+                log.debug(
+                    "start the preemption asynchronously: preemptor %s, node %s, %d victims",
+                    pod.key,
+                    c.name,
+                    len(to_delete),
+                )
+                if not self.clear_lower_priority_nominations(pod, c.name):
+                    result = "error"
+                failed = False
+                for victim in to_delete[:-1]:
+                    err = self.preempt_pod(c, pod, victim)
+                    if err is not None:
+                        log.error("error occurred during async preemption of %s: %s", victim.key, err)
+                        result, failed = "error", True
+                        break
+                unmark()
+                if not failed:
+                    err = self.preempt_pod(c, pod, to_delete[-1])
+                    if err is not None:
+                        log.error("error occurred during async preemption of %s: %s", to_delete[-1].key, err)
+                        result = "error"
+            except Exception:
+                log.exception("async preemption for %s failed", pod.key)
+                result = "error"
+            finally:
+                unmark()
+                if result == "error":
+                    # The pod may otherwise wait in the unschedulable pool for an event that
+                    # will not come.
+                    self.handle.activate([pod.pod])
+                if metrics is not None:
+                    metrics.observe_preemption_goroutine(result, clock.now() - start)
+                log.debug("async preemption finished: preemptor %s, node %s, result %s", pod.key, c.name, result)
+
+        submit: Callable[[Callable[[], None]], None] | None = getattr(self.handle.client(), "submit", None)
+        if submit is None:
+            run()
+        else:
+            submit(run)
 
 
 def _has_condition(pod: Mapping[str, Any], want: Mapping[str, str]) -> bool:

@@ -16,6 +16,16 @@ scheduled there once they are gone. The mechanics live in :mod:`kubesched.framew
   seeded random source (``handle.rng``), so a simulation with a seed is reproducible; tests replace
   ``offset_rand`` as upstream replaces ``getOffsetRand``.
 
+Asynchronous preemption (upstream's default, ``SchedulerAsyncPreemption``): against a real
+cluster PostFilter nominates the node at once and the victims are deleted in the background
+(see :mod:`kubesched.framework.preemption`); meanwhile ``pre_enqueue`` keeps the preemptor out
+of activeQ ("waiting for the preemption for this pod to be finished"), so that it does not
+preempt again. Enabled at every point through multiPoint, DefaultPreemption is a PreEnqueue
+plugin of the default profile, as upstream's. Its queueing hint differs from upstream's (always
+Skip, because upstream asks the hints of every plugin that rejected the pod, gated or not):
+our queue asks only the gating plugin about a gated pod, so a pod deletion requeues the
+preemptor once its preemption no longer runs.
+
 ``is_eligible_pod`` and ``more_important_pod`` may be replaced to customise which pods may be
 victims and in which order they are reprieved (upstream ``IsEligiblePod`` / ``MoreImportantPod``).
 """
@@ -29,6 +39,7 @@ from typing import Any
 
 from kubesched.config.plugin_args import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.preemption import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -40,7 +51,7 @@ from kubesched.framework.preemption import (
     sort_by_importance,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult
+from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, pod_uid
 from kubesched.plugins import names
 
 log = logging.getLogger("kubesched.plugins.defaultpreemption")
@@ -48,6 +59,7 @@ log = logging.getLogger("kubesched.plugins.defaultpreemption")
 MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
+MSG_WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
 #: ``IsEligiblePodFunc(nodeInfo, victim, preemptor) -> bool``.
 IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, PodInfo], bool]
@@ -65,7 +77,7 @@ class DefaultPreemption:
         if errs:
             raise ValueError("; ".join(str(e) for e in errs))
         self.handle = handle
-        self.evaluator = Evaluator(self.name, handle, self)
+        self.evaluator = Evaluator(self.name, handle, self, async_preemption=None)
         rng = getattr(handle, "rng", None)
         source = rng if isinstance(rng, random.Random) else random.Random(0)
         #: ``getOffsetRand``: ``n -> [0, n)``.
@@ -75,6 +87,28 @@ class DefaultPreemption:
 
     def _default_more_important(self, pod1: PodInfo, pod2: PodInfo) -> bool:
         return more_important_pod(pod1, pod2, self.evaluator.now_ns())
+
+    # -- PreEnqueue / EnqueueExtensions ----------------------------------------------------------
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """Hold a pod back while its preemption runs in the background (upstream ``PreEnqueue``)."""
+        if self.evaluator.is_pod_running_preemption(pod.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_WAITING_FOR_PREEMPTION)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """A pod's deletion may end the wait (its last victim's). Registered on the synchronous
+        path too (upstream: only with the gate on), where PreEnqueue never rejects so the hint is
+        never asked; ``evaluator.async_preemption`` may then be switched on after start-up."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE), self._is_pod_schedulable_after_pod_deletion
+            )
+        ]
+
+    def _is_pod_schedulable_after_pod_deletion(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+        if self.evaluator.is_pod_running_preemption(pod_uid(pod)):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     # -- PostFilter -------------------------------------------------------------------------------
     def post_filter(
