@@ -703,7 +703,7 @@ class Framework:
             except Exception as err:
                 log.exception("plugin %s failed at Score", p.name)
                 return self._score_error(p.name, str(err), start, "score")
-            raw[p.name] = scores.copy()
+            raw[p.name] = scores
             try:
                 ext = p.score_extensions()
             except Exception as err:
@@ -711,6 +711,7 @@ class Framework:
                 return self._score_error(p.name, str(err), start, "normalize")
             if ext is not None:
                 batch_norm = getattr(ext, "normalize_score_batch", None)
+                raw[p.name] = scores.copy()  # a normaliser may rewrite its input in place
                 try:
                     if callable(batch_norm):
                         scores = np.asarray(batch_norm(state, pod, scores), dtype=np.int64)
@@ -723,17 +724,24 @@ class Framework:
                 except Exception as err:
                     log.exception("plugin %s failed at NormalizeScore", p.name)
                     return self._score_error(p.name, str(err), start, "normalize")
-            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
-                bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
-                return self._score_error(
-                    p.name,
-                    f"returns an invalid score {bad}, it should in the range of "
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    start,
-                    "weight",
-                )
             normalized[p.name] = scores
-            total += scores * self.score_weights[p.name]
+        # Upstream applies the weights once every plugin has normalised, checking each plugin's
+        # scores in plugin order; one min/max over all of them finds out whether any is out of range.
+        if normalized and len(nodes):
+            every = np.concatenate(list(normalized.values())) if len(normalized) > 1 else scores
+            if every.min() < MIN_NODE_SCORE or every.max() > MAX_NODE_SCORE:
+                for name, sc in normalized.items():
+                    out_of_range = (sc < MIN_NODE_SCORE) | (sc > MAX_NODE_SCORE)
+                    if out_of_range.any():
+                        return self._score_error(
+                            name,
+                            f"returns an invalid score {int(sc[out_of_range][0])}, it should in the range of "
+                            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                            start,
+                            "weight",
+                        )
+        for name, sc in normalized.items():
+            total += sc * self.score_weights[name]
         self._observe("Score", Status(Code.SUCCESS), start)
         return ScoreResult(names, raw, normalized, dict(self.score_weights), total)
 
