@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.framework.lazy_state import lazy_slot
 from kubesched.framework.node_columns import RowTracker
 from kubesched.framework.snapshot import NodeTable, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -359,38 +360,9 @@ class LazyPreFilterState(PreFilterState):
         self.pending: Callable[[PreFilterState], None] | None = pending
         self.batch_mask: Bools | None = batch_mask
 
-    def ensure(self) -> None:
-        if self.pending is not None:
-            fill, self.pending = self.pending, None
-            fill(self)
-
-    def _get(self, slot: Any) -> Any:
-        self.ensure()
-        return slot.__get__(self, PreFilterState)
-
-    @property
-    def existing_anti_affinity_counts(self) -> Any:
-        return self._get(_EXISTING)
-
-    @existing_anti_affinity_counts.setter
-    def existing_anti_affinity_counts(self, v: Any) -> None:
-        _EXISTING.__set__(self, v)
-
-    @property
-    def affinity_counts(self) -> Any:
-        return self._get(_AFFINITY)
-
-    @affinity_counts.setter
-    def affinity_counts(self, v: Any) -> None:
-        _AFFINITY.__set__(self, v)
-
-    @property
-    def anti_affinity_counts(self) -> Any:
-        return self._get(_ANTI)
-
-    @anti_affinity_counts.setter
-    def anti_affinity_counts(self, v: Any) -> None:
-        _ANTI.__set__(self, v)
+    existing_anti_affinity_counts = lazy_slot(_EXISTING)
+    affinity_counts = lazy_slot(_AFFINITY)
+    anti_affinity_counts = lazy_slot(_ANTI)
 
     def update_with_pod(self, other: PodInfo, node_labels: Mapping[str, str], delta: int) -> None:
         self.batch_mask = None  # the counts move away from what the batch data says
@@ -408,19 +380,7 @@ class LazyPreScoreState(PreScoreState):
         self.batch = batch
         self.matched = batch.matched
 
-    def ensure(self) -> None:
-        if self.pending is not None:
-            fill, self.pending = self.pending, None
-            fill(self)
-
-    @property
-    def topology_score(self) -> Any:
-        self.ensure()
-        return _TOPOLOGY.__get__(self, PreScoreState)
-
-    @topology_score.setter
-    def topology_score(self, v: Any) -> None:
-        _TOPOLOGY.__set__(self, v)
+    topology_score = lazy_slot(_TOPOLOGY)
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from kubesched.config.plugin_args import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.lazy_state import filter_by_batch_mask
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
@@ -168,13 +169,7 @@ class InterPodAffinity:
         if isinstance(s, Status):
             raise KeyError(s.message())
         mask = s.batch_mask if isinstance(s, LazyPreFilterState) else None
-        if mask is None or len(mask) != snapshot.table.size:
-            # No batch data (a state built elsewhere, or moved by AddPod/RemovePod): the reference.
-            infos = snapshot.node_infos
-            ok = (self.filter(state, pod, infos[i]) is None for i in indices.tolist())
-            return np.fromiter(ok, dtype=np.bool_, count=len(indices))
-        out: npt.NDArray[np.bool_] = snapshot.table.take(mask, indices)
-        return out
+        return filter_by_batch_mask(self, state, pod, snapshot, indices, mask)
 
     # ------------------------------------------------------------------------------------------
     # PreScore / Score / NormalizeScore

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from kubesched.api.labels import Selector
 from kubesched.api.taints import find_matching_untolerated_taint
+from kubesched.framework.lazy_state import lazy_slot
 from kubesched.framework.node_columns import RowTracker, per_taint_set
 from kubesched.framework.snapshot import NodeTable, Snapshot
 from kubesched.framework.types import PodInfo
@@ -148,46 +149,10 @@ class LazyPreFilterState(PreFilterState):
         self.pending: Callable[[PreFilterState], None] | None = pending
         self.batch_mask: Bools | None = batch_mask
 
-    def ensure(self) -> None:
-        if self.pending is not None:
-            fill, self.pending = self.pending, None
-            fill(self)
-
-    def _get(self, slot: Any) -> Any:
-        self.ensure()
-        return slot.__get__(self, PreFilterState)
-
-    @property
-    def tp_value_to_match_num(self) -> Any:
-        return self._get(_TP)
-
-    @tp_value_to_match_num.setter
-    def tp_value_to_match_num(self, v: Any) -> None:
-        _TP.__set__(self, v)
-
-    @property
-    def domains_at_count(self) -> Any:
-        return self._get(_HIST)
-
-    @domains_at_count.setter
-    def domains_at_count(self, v: Any) -> None:
-        _HIST.__set__(self, v)
-
-    @property
-    def min_match_num(self) -> Any:
-        return self._get(_MIN)
-
-    @min_match_num.setter
-    def min_match_num(self, v: Any) -> None:
-        _MIN.__set__(self, v)
-
-    @property
-    def self_match(self) -> Any:
-        return self._get(_SELF)
-
-    @self_match.setter
-    def self_match(self, v: Any) -> None:
-        _SELF.__set__(self, v)
+    tp_value_to_match_num = lazy_slot(_TP)
+    domains_at_count = lazy_slot(_HIST)
+    min_match_num = lazy_slot(_MIN)
+    self_match = lazy_slot(_SELF)
 
     def update_with_pod(self, other: PodInfo, node_info: Any, delta: int) -> None:
         self.batch_mask = None  # the counts move away from what the batch mask says
