@@ -416,8 +416,6 @@ class Scheduler:
         except FitError as fit:
             if not fw.has_post_filter_plugins():
                 return ScheduleResult(), pi, Status(Code.UNSCHEDULABLE, error=fit)
-            if self.metrics is not None and fw.points["post_filter"]:
-                pass
             # Nodes absent from the map share absent_status (all of them when PreFilter rejected).
             statuses = NodeToStatus(fit.diagnosis.node_to_status, fit.diagnosis.absent_status)
             pf_result, pf_status = fw.run_post_filter_plugins(state, pi, statuses)
