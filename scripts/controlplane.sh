@@ -257,7 +257,10 @@ for c in "${TODO[@]}"; do
   publish "$c"
 done
 "$BIN_DIR/kube-apiserver" --version >&2
-"$BIN_DIR/etcd" --version | head -n1 >&2
+# No `| head -n1` here: under pipefail, head exiting before etcd has written everything kills
+# etcd with SIGPIPE and the script exits 141 (seen on a cold build). Capture, then print.
+etcd_version=$("$BIN_DIR/etcd" --version)
+printf '%s\n' "${etcd_version%%$'\n'*}" >&2
 log "done in $((SECONDS - T_START)) s"
 finish
 exit
