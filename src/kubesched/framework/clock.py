@@ -30,18 +30,28 @@ class Clock(Protocol):
         ...
 
 
+#: The range a datetime can hold (years 0001 to 9999): a time printed outside it is clamped, so
+#: reporting a far-away timer can never raise.
+_MIN_TS = datetime(1, 1, 1, tzinfo=UTC).timestamp()
+_MAX_TS = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+
+
 def to_datetime(ts: float) -> datetime:
+    if not _MIN_TS <= ts <= _MAX_TS:  # also NaN
+        ts = _MAX_TS if ts > _MIN_TS else _MIN_TS
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
 def rfc3339(ts: float) -> str:
     """``2026-01-01T00:00:00Z`` (whole seconds, as Kubernetes prints times)."""
-    return to_datetime(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
+    d = to_datetime(ts)  # strftime's %Y does not pad years before 1000 to four digits
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}Z"
 
 
 def micro_time(ts: float) -> str:
     """Kubernetes MicroTime, required by events.k8s.io ``eventTime``."""
-    return to_datetime(ts).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    d = to_datetime(ts)
+    return f"{rfc3339(ts)[:-1]}.{d.microsecond:06d}Z"
 
 
 class _Entry:

@@ -7,15 +7,16 @@ real cluster behave the same here.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from kubesched.sim.timeparse import parse_rfc3339, parse_sim_duration
+from kubesched.sim.timeparse import parse_time_or_offset as _parse_time_or_offset
 
 ARRIVAL_ANNOTATION = "sim.kubesched.io/arrival"
 DURATION_ANNOTATION = "sim.kubesched.io/duration"
@@ -131,38 +132,16 @@ def admit_pod(pod: dict[str, Any], priorities: Mapping[str, int], default_priori
         spec["priority"] = priorities.get(pc, 0) if pc else default_priority
 
 
-_DURATION_RE = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
-
-
 def parse_duration(text: str) -> float:
-    """Go-style durations (``90s``, ``2h``, ``1h30m``, ``500ms``) in seconds; plain numbers are seconds."""
-    t = str(text).strip()
-    try:
-        return float(t)
-    except ValueError:
-        pass
-    m = _DURATION_RE.match(t)
-    if not t or m is None or not any(m.groups()):
-        raise ValueError(f"invalid duration {text!r} (use e.g. 90s, 2h, 1h30m)")
-    h, mi, s, ms = (float(g) if g else 0.0 for g in m.groups())
-    return h * 3600 + mi * 60 + s + ms / 1000
+    """A duration (``90s``, ``2h``, ``1h30m``, ``500ms``, or plain seconds); see :mod:`kubesched.sim.timeparse`."""
+    return parse_sim_duration(text)
 
 
 def parse_time(text: str) -> float:
-    """An RFC 3339 time in epoch seconds."""
-    t = str(text).strip().replace("Z", "+00:00")
-    try:
-        dt = datetime.fromisoformat(t)
-    except ValueError:
-        raise ValueError(f"invalid time {text!r} (use RFC 3339, e.g. 2026-01-01T21:00:00Z)") from None
-    if dt.tzinfo is None:
-        raise ValueError(f"invalid time {text!r}: a time zone is required (e.g. Z or +02:00)")
-    return dt.timestamp()
+    """An RFC 3339 time in epoch seconds, within the simulator's time range."""
+    return parse_rfc3339(text)
 
 
 def parse_time_or_offset(text: str, start: float) -> float:
     """An RFC 3339 time, or an offset from ``start`` (``90s``, ``2h``)."""
-    try:
-        return start + parse_duration(text)
-    except ValueError:
-        return parse_time(text)
+    return _parse_time_or_offset(text, start)
