@@ -46,16 +46,17 @@ def test_simulate_json_shape(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert set(out) == {"pods", "summary"}
-    assert out["summary"] == {"pods": 3, "bound": 2, "pending": 1}
+    assert out["summary"] == {"pods": 3, "bound": 2, "pending": 1, "preempted": 0, "completed": 0, "deleted": 0}
     pods = {p["name"]: p for p in out["pods"]}
     for p in pods.values():
-        assert set(p) == {"namespace", "name", "node", "boundAt", "message"}
+        assert set(p) == {"namespace", "name", "state", "node", "boundAt", "message"}
     assert pods["small"]["node"] in ("n1", "n2") and pods["small"]["message"] is None
     # 90 s after the documented default start, 2026-01-01T00:00:00Z.
     assert pods["late"]["boundAt"] == "2026-01-01T00:01:30Z"
     assert pods["huge"] == {
         "namespace": "default",
         "name": "huge",
+        "state": "pending",
         "node": None,
         "boundAt": None,
         # 16 CPUs exceed both nodes' allocatable: UnschedulableAndUnresolvable, so preemption has no

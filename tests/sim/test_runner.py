@@ -74,7 +74,8 @@ def test_durations_free_nodes_for_waiting_pods() -> None:
     assert res["b"]["deletedAt"] - T0 == 120
     # The run ends with the last thing that happened: b's completion.
     assert result.end - T0 == 120
-    assert result.summary() == {"pods": 2, "bound": 2, "pending": 0}
+    # Both ran and completed: neither is bound at the end (issue 11: bound counts only those).
+    assert result.summary() == {"pods": 2, "bound": 0, "pending": 0, "preempted": 0, "completed": 2, "deleted": 0}
 
 
 def _many() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -107,12 +108,12 @@ def test_ends_when_nothing_can_change() -> None:
     assert res["too-big"]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
     # Only the unschedulable pool's housekeeping is left: the run stops at the last event.
     assert result.end - T0 == 5
-    assert result.summary() == {"pods": 2, "bound": 1, "pending": 1}
+    assert result.summary() == {"pods": 2, "bound": 1, "pending": 1, "preempted": 0, "completed": 0, "deleted": 0}
 
 
 def test_ends_without_nodes() -> None:
     result = run([], [pod("p")])
-    assert result.summary() == {"pods": 1, "bound": 0, "pending": 1}
+    assert result.summary() == {"pods": 1, "bound": 0, "pending": 1, "preempted": 0, "completed": 0, "deleted": 0}
     assert by_name(result)["p"]["message"] == "no nodes available to schedule pods"
     # retried after 1, 2, 4 and 8 s of error backoff, then nothing can change any more
     assert result.end - T0 == 15
@@ -137,7 +138,7 @@ def test_until_before_the_first_event() -> None:
 
 def test_to_json_reports_rfc3339_times() -> None:
     result = run([make_node("n1").capacity(cpu="1").obj()], [pod("p", arrival="90s")])
-    assert result.to_json()["pods"] == [{"namespace": "default", "name": "p", "node": "n1",
+    assert result.to_json()["pods"] == [{"namespace": "default", "name": "p", "state": "bound", "node": "n1",
                                           "boundAt": "2026-01-01T00:01:30Z", "message": None}]
 
 

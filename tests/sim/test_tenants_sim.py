@@ -120,13 +120,16 @@ def test_status_used_at_the_end(result: SimResult) -> None:
         for o in result.cluster.list_objects("scheduling.x-k8s.io/v1alpha1", "ElasticQuota")
     }
     assert used == {"team-a": {"cpu": "10", "memory": "10Gi"}, "team-b": {"cpu": "0", "memory": "0"}}
-    assert result.summary() == {"pods": 12, "bound": 12, "pending": 0}
+    # At the end: 4 of team-a's 6 workers, worker-7 and the notebook run; 2 workers were preempted and
+    # team-b's 4 jobs completed (the scenario in the module docstring).
+    assert result.summary() == {"pods": 12, "bound": 6, "pending": 0, "preempted": 2, "completed": 4, "deleted": 0}
 
 
 def test_readable_with_kubesched_simulate() -> None:
     out = CliRunner().invoke(cli, ["simulate", str(EXAMPLE), "--config", str(CONFIG), "-o", "json"])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["summary"] == {"pods": 12, "bound": 12, "pending": 0}
+    assert json.loads(out.stdout)["summary"] == {
+        "pods": 12, "bound": 6, "pending": 0, "preempted": 2, "completed": 4, "deleted": 0}
     table = CliRunner().invoke(cli, ["simulate", str(EXAMPLE), "--config", str(CONFIG)])
     assert table.exit_code == 0, table.output
     assert "team-a/worker-7" in table.stdout and "completed at" in table.stdout

@@ -5,11 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from kubesched.api.text import printable
 from kubesched.framework.clock import rfc3339
-from kubesched.sim.runner import SimResult
+from kubesched.sim.runner import SimResult, pod_state
+
+
+def _t(text: object, style: str = "") -> Text:
+    """Text shown literally: names and messages are never read as console markup, and their
+    control characters are escaped (a pod named ``[/]x`` or holding an escape sequence)."""
+    return Text(printable(text), style=style)
 
 
 def print_simulation(result: SimResult, console: Console) -> None:
@@ -20,23 +27,25 @@ def print_simulation(result: SimResult, console: Console) -> None:
     for p in sorted(result.pods, key=lambda p: (p["node"] is None, p["namespace"], p["name"])):
         key = f"{p['namespace']}/{p['name']}"
         bound = rfc3339(p["boundAt"]) if p["boundAt"] is not None else ""
+        state = pod_state(p)
+        node: Text
+        note = Text()
         if p["node"] is None:
-            note = f"[yellow]{p['message'] or 'pending'}[/]"
-            node = "[red]—[/]"
+            note = _t(p["message"] or ("pending" if state == "pending" else state), "yellow")
+            node = Text("—", style="red")
             nominated = _nominated_node(result, key)
             if nominated:
-                node = f"[yellow]→ {escape(nominated)} (nominated)[/]"
+                node = _t(f"→ {nominated} (nominated)", "yellow")
         else:
-            node = p["node"]
-            note = ""
-            if p.get("deletedReason") == "Preempted":
+            node = _t(p["node"])
+            if state == "preempted":
                 # A victim: it ran on the node until a higher-priority pod took its place.
-                node = f"[red]{escape(node)} ✗[/]"
+                node = _t(f"{p['node']} ✗", "red")
                 by = preempted_by.get(key)
-                note = f"[red]preempted{' by ' + escape(by) if by else ''} at {rfc3339(p['deletedAt'])}[/]"
+                note = _t(f"preempted{' by ' + by if by else ''} at {rfc3339(p['deletedAt'])}", "red")
             elif p.get("deletedReason"):
-                note = f"{p['deletedReason'].lower()} at {rfc3339(p['deletedAt'])}"
-        pods.add_row(key, node, bound, note)
+                note = _t(f"{p['deletedReason'].lower()} at {rfc3339(p['deletedAt'])}")
+        pods.add_row(_t(key), node, bound, note)
     console.print(pods)
 
     nodes = Table(title="Nodes at the end", title_justify="left")
@@ -47,7 +56,7 @@ def print_simulation(result: SimResult, console: Console) -> None:
     for ni in sorted(sched.snapshot.list(), key=lambda n: n.name):
         a, r = ni.allocatable, ni.requested
         nodes.add_row(
-            ni.name,
+            _t(ni.name),
             f"{len(ni.pods)}/{a.allowed_pod_number}",
             f"{_pct(r.milli_cpu, a.milli_cpu)} ({r.milli_cpu / 1000:g}/{a.milli_cpu / 1000:g})",
             f"{_pct(r.memory, a.memory)} ({_gib(r.memory)}/{_gib(a.memory)} GiB)",
@@ -56,15 +65,19 @@ def print_simulation(result: SimResult, console: Console) -> None:
 
     s = result.summary()
     hours = (result.end - result.start) / 3600
-    preempted = sum(1 for p in result.pods if p.get("deletedReason") == "Preempted")
-    counts = f"[green]{s['bound']} bound[/], [{'red' if s['pending'] else 'green'}]{s['pending']} pending[/]"
-    if preempted:
-        counts += f", [red]{preempted} preempted[/]"
-    console.print(
-        f"[bold]{s['pods']}[/] pods: {counts}; "
-        f"virtual time {rfc3339(result.start)} → {rfc3339(result.end)} ({hours:.2f} h); "
+    counts = Text.assemble(
+        (f"{s['pods']}", "bold"), " pods: ", (f"{s['bound']} bound", "green"), ", ",
+        (f"{s['pending']} pending", "red" if s["pending"] else "green"),
+    )
+    for word, style in (("preempted", "red"), ("completed", ""), ("deleted", "")):
+        if s[word]:
+            counts.append(", ")
+            counts.append(f"{s[word]} {word}", style=style)
+    counts.append(
+        f"; virtual time {rfc3339(result.start)} → {rfc3339(result.end)} ({hours:.2f} h); "
         f"{sched.stats.attempts} scheduling attempts."
     )
+    console.print(counts)
 
 
 def _preemptors(result: SimResult) -> dict[str, str]:
@@ -98,13 +111,14 @@ def _gib(b: int) -> str:
 
 
 def print_explain(out: dict[str, Any], console: Console) -> None:
-    console.print(f"[bold]Pod[/] {out['pod']}  [bold]profile[/] {out['profile']}")
+    console.print(Text.assemble(("Pod", "bold"), " ", printable(out["pod"]), "  ", ("profile", "bold"), " ",
+                                printable(out["profile"])))
     pf = Table(title="PreFilter", title_justify="left")
     pf.add_column("Plugin")
     pf.add_column("Code")
     pf.add_column("Message", overflow="fold")
     for name, s in out["preFilter"].items():
-        pf.add_row(name, _color(s["code"]), s["message"])
+        pf.add_row(_t(name), _color(s["code"]), _t(s["message"]))
     console.print(pf)
     nodes = Table(title="Nodes", title_justify="left")
     nodes.add_column("Node")
@@ -117,18 +131,17 @@ def print_explain(out: dict[str, Any], console: Console) -> None:
             for p, s in e["filter"].items()
             if s["code"] not in ("Success", "Skip")
         ]
-        filt = "[red]" + "; ".join(failed) + "[/]" if failed else "[green]passes[/]"
+        filt = _t("; ".join(failed), "red") if failed else Text("passes", style="green")
         scores = ", ".join(f"{p} {s['raw']}→{s['normalized']} (={s['weighted']})" for p, s in e["scores"].items())
         total = "" if e["total"] is None else str(e["total"])
-        if name == out["selected"]:
-            name = f"[bold green]{name} ✔[/]"
-        nodes.add_row(name, filt, scores, total)
+        label = _t(f"{name} ✔", "bold green") if name == out["selected"] else _t(name)
+        nodes.add_row(label, filt, _t(scores), total)
     console.print(nodes)
     if out["selected"]:
-        console.print(f"Selected node: [bold green]{out['selected']}[/]")
+        console.print(Text.assemble("Selected node: ", (printable(out["selected"]), "bold green")))
     else:
-        console.print(f"[yellow]{out['message']}[/]")
+        console.print(_t(out["message"], "yellow"))
 
 
-def _color(code: str) -> str:
-    return {"Success": "[green]Success[/]", "Skip": "[dim]Skip[/]"}.get(code, f"[red]{code}[/]")
+def _color(code: str) -> Text:
+    return Text(code, style={"Success": "green", "Skip": "dim"}.get(code, "red"))

@@ -16,7 +16,13 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock, rfc3339
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
-from kubesched.sim.manifests import ARRIVAL_ANNOTATION, ClusterObjects, parse_time_or_offset
+from kubesched.sim.manifests import (
+    ARRIVAL_ANNOTATION,
+    DURATION_ANNOTATION,
+    ClusterObjects,
+    parse_duration,
+    parse_time_or_offset,
+)
 
 #: The default start of the virtual clock: 2026-01-01T00:00:00Z (documented in the CLI help).
 DEFAULT_START = 1767225600.0
@@ -32,8 +38,12 @@ class SimResult:
     cluster: SimCluster = field(repr=False)
 
     def summary(self) -> dict[str, int]:
-        bound = sum(1 for p in self.pods if p["node"] is not None)
-        return {"pods": len(self.pods), "bound": bound, "pending": len(self.pods) - bound}
+        """Counts by :func:`pod_state`; ``bound`` is the pods still bound at the end, so the five
+        states add up to ``pods``."""
+        counts = dict.fromkeys(POD_STATES, 0)
+        for p in self.pods:
+            counts[pod_state(p)] += 1
+        return {"pods": len(self.pods), **counts}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -41,6 +51,7 @@ class SimResult:
                 {
                     "namespace": p["namespace"],
                     "name": p["name"],
+                    "state": pod_state(p),
                     "node": p["node"],
                     "boundAt": rfc3339(p["boundAt"]) if p["boundAt"] is not None else None,
                     "message": p["message"],
@@ -51,8 +62,43 @@ class SimResult:
         }
 
 
+#: A pod's state at the end of a simulation, in the order the summary lists them.
+POD_STATES = ("bound", "pending", "preempted", "completed", "deleted")
+
+
+def pod_state(p: dict[str, Any]) -> str:
+    """``bound`` (on its node at the end), ``pending`` (never bound), ``preempted`` (deleted as a
+    victim), ``completed`` (ran its ``sim.kubesched.io/duration``), ``deleted`` (any other
+    deletion). ``node`` stays the node it was last bound to, so a victim still names it."""
+    reason = p.get("deletedReason")
+    if reason == "Preempted":
+        return "preempted"
+    if reason == "Completed":
+        return "completed"
+    if reason:
+        return "deleted"
+    return "bound" if p["node"] is not None else "pending"
+
+
 class ArrivalError(ValueError):
-    pass
+    """A simulator annotation (arrival or duration) that cannot be used, naming pod and field."""
+
+
+def check_durations(pods: list[dict[str, Any]]) -> None:
+    """Refuse an unusable ``sim.kubesched.io/duration`` before the run starts, as arrivals are,
+    rather than finding it when the pod is bound."""
+    for pod in pods:
+        ann = (pod.get("metadata") or {}).get("annotations") or {}
+        if DURATION_ANNOTATION not in ann:
+            continue
+        try:
+            parse_duration(str(ann[DURATION_ANNOTATION]))
+        except ValueError as err:
+            md = pod.get("metadata") or {}
+            raise ArrivalError(
+                f"pod {md.get('namespace', 'default')}/{md.get('name')}: "
+                f"metadata.annotations[{DURATION_ANNOTATION}]: {err}"
+            ) from None
 
 
 def arrival_time(start: float) -> Any:
@@ -84,6 +130,7 @@ def simulate(
     tie_break: str = TIE_BREAK_RANDOM,
     progress: Any = None,
 ) -> SimResult:
+    check_durations(objects.pods)
     clock = VirtualClock(start)
     cluster = SimCluster(clock)
     sched = Scheduler(config, registry, cluster, clock, seed=seed, tie_break=tie_break)
