@@ -140,6 +140,7 @@ class SchedulerApp:
         addr = self.options.metrics_bind_address
         if addr and addr != "0":
             self.server = HealthServer(addr, self.metrics.registry)
+            self.server.bind()
             self.server.add_readiness("sched-handler-sync", self._handlers_synced)
             self.server.add_readiness("shutdown", lambda: "process is shutting down" if self._stop.is_set() else None)
             if self.elector is not None:

@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api.text import printable
+
 _SEVERITY = {logging.DEBUG: "I", logging.INFO: "I", logging.WARNING: "W", logging.ERROR: "E", logging.CRITICAL: "F"}
 
 
@@ -77,7 +79,10 @@ class TextFormatter(logging.Formatter):
         kv = getattr(record, "kv", None)
         msg = record.getMessage()
         # klog: InfoS quotes the message and appends key="value" pairs; Infof does neither.
-        body = msg if kv is None else " ".join([_quote(msg), *(f"{k}={_quote(val)}" for k, val in kv.items())])
+        # Infof's unquoted form still escapes control characters: a name holding an escape
+        # sequence or a newline must not reach the terminal or forge a log line.
+        body = printable(msg) if kv is None else " ".join(
+            [_quote(msg), *(f"{k}={_quote(val)}" for k, val in kv.items())])
         if record.exc_info:
             body += "\n" + self.formatException(record.exc_info)
         return f"{header} {body}"

@@ -47,6 +47,10 @@ def parse_address(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+class ServeError(ValueError):
+    """The health and metrics address cannot be served (in use, not permitted, no such address)."""
+
+
 class HealthServer:
     def __init__(self, address: str, registry: CollectorRegistry) -> None:
         self.host, self.port = parse_address(address)
@@ -68,18 +72,33 @@ class HealthServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
 
-    def start(self) -> None:
-        self._server = make_server(
-            self.host, self.port, self.app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
-        )
+    def bind(self) -> None:
+        """Listen now, so a port already in use is one clear error at start-up (two replicas on one
+        host with the default address), not a traceback once the informers run."""
+        if self._server is not None:
+            return
+        try:
+            self._server = make_server(
+                self.host, self.port, self.app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
+            )
+        except OSError as err:
+            reason = (err.strerror or str(err)).lower()
+            raise ServeError(f"cannot serve /metrics and health on {self.address}: {reason} "
+                             "(set --metrics-bind-address to another HOST:PORT, or 0 to disable)") from None
         self.port = self._server.server_port  # port 0 picks a free port
+
+    def start(self) -> None:
+        self.bind()
+        assert self._server is not None
         self._thread = threading.Thread(target=self._server.serve_forever, name="http-server", daemon=True)
         self._thread.start()
         log.info("serving /metrics, /healthz, /livez and /readyz on http://%s", self.address)
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
+            if self._thread is not None:  # shutdown() waits for serve_forever: only when it runs
+                self._server.shutdown()
+                self._thread = None
             self._server.server_close()
             self._server = None
 
