@@ -44,6 +44,7 @@ from kubesched.framework.types import (
     ERR_NO_NODES_AVAILABLE,
     Diagnosis,
     FitError,
+    InvalidPodError,
     NodeInfo,
     NominatingInfo,
     NominatingMode,
@@ -409,6 +410,9 @@ class Scheduler:
         self, state: CycleState, fw: Framework, qpi: QueuedPodInfo, start: float
     ) -> tuple[ScheduleResult, PodInfo, Status]:
         pi = qpi.pod_info
+        if pi.problems:  # api/objects_validation: an invalid pod never reaches a plugin; it waits for an update
+            status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, error=InvalidPodError(pi))
+            return ScheduleResult(nominating_info=_CLEAR), pi, status
         try:
             result = self.schedule_pod(fw, state, pi)
         except _NoNodes as err:

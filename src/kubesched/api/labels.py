@@ -51,8 +51,8 @@ _GO_INT_RE = re.compile(r"[+-]?[0-9]+")
 
 def parse_go_int64(text: str) -> int | None:
     """strconv.ParseInt(text, 10, 64), or None when Go would return an error."""
-    if not _GO_INT_RE.fullmatch(text):
-        return None
+    if not _GO_INT_RE.fullmatch(text) or len(text.lstrip("+-").lstrip("0")) > 19:
+        return None  # beyond int64 (and never int() of thousands of digits: Python refuses them)
     value = int(text)
     if value < _INT64_MIN or value > _INT64_MAX:
         return None

@@ -90,6 +90,11 @@ def _interpret_suffix(suffix: str) -> tuple[int, int] | None:
     if exp is not None:
         return 2, exp
     if len(suffix) > 1 and suffix[0] in "eE" and _GO_INT_RE.fullmatch(suffix[1:]):
+        digits = suffix[1:].lstrip("+-").lstrip("0")
+        if len(digits) > 10:
+            # Beyond int32 however it is read; never hand int() thousands of digits (Python's
+            # int-from-text limit raises ValueError beyond 4300, and the conversion is quadratic).
+            return None
         parsed = int(suffix[1:])
         # Exponents must fit the int32 scale; upstream rejects the rest rather than wrap them.
         if -_MAX_INT32 <= parsed <= _MAX_INT32:
@@ -198,6 +203,10 @@ def parse_quantity(value: str | int | float) -> Fraction:
     if isinstance(value, str):
         return _parse_str(value)
     if isinstance(value, int):
+        if value.bit_length() > 256:
+            # Far beyond the cap, on upstream's arbitrary-precision path (more than 18 digits):
+            # capped there; str() of a huge int is slow, and refused past 4300 digits.
+            return Fraction(-MAX_ALLOWED if value < 0 else MAX_ALLOWED)
         return _parse_str(str(value))
     if isinstance(value, float):
         if not math.isfinite(value):

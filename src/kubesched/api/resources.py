@@ -125,7 +125,10 @@ def _join(path: str, name: str) -> str:
 
 
 def _quantity(value: Any, path: str) -> int:
-    """A quantity read from an object, as ``Quantity.UnmarshalJSON`` reads it (surrounding space trimmed)."""
+    """A quantity read from an object, as ``Quantity.UnmarshalJSON`` reads it (surrounding space
+    trimmed; JSON ``null`` is a zero quantity there, so it is here)."""
+    if value is None:
+        return 0
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise InvalidObjectError(path, f"invalid quantity {value!r}")
     if isinstance(value, str) and value != value.strip():

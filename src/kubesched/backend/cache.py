@@ -3,18 +3,36 @@
 The scheduling cycle *assumes* a pod on its node before binding, so the next cycle already sees
 its resources; the informer's confirmation turns the assumed pod into a bound one, and a failed
 binding *forgets* it. ``update_snapshot`` copies only the nodes that changed since the last cycle.
+
+A node that :func:`~kubesched.api.objects_validation.validate_node` finds problems in (an
+allocatable quantity that does not parse or does not fit int64, taints of the wrong shape...) is
+kept here, so pods bound to it stay accounted and its update or deletion is handled, but it is
+left out of the node tree and so out of every snapshot: it is never a candidate, no plugin ever
+reads it, and ``0/N nodes are available`` counts only the nodes that can be scheduled on. A
+WARNING names it and the fields once per new set of problems; an update that fixes it brings it
+back. This is the one place nodes enter the scheduler, for the simulator and a real cluster alike.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 
-from .node_tree import NodeTree
+from .node_tree import NodeTree, zone_key
+
+log = logging.getLogger("kubesched.cache")
+
+
+def _node_name(node: Mapping[str, Any]) -> str:
+    m = node.get("metadata")
+    name = m.get("name") if isinstance(m, Mapping) else None
+    return name if isinstance(name, str) else ""
 
 
 class CacheError(RuntimeError):
@@ -38,39 +56,57 @@ class Cache:
         self._tree = NodeTree()
         self._dirty: set[str] = set()
         self._structure_changed = True
+        #: Nodes with problems (kept out of the tree), with the problems last warned about.
+        self._invalid: dict[str, tuple[str, ...]] = {}
 
     # -- nodes ----------------------------------------------------------------------------------
     def add_node(self, node: dict[str, Any]) -> NodeInfo:
+        """Add or update a node; one with problems is kept out of the snapshots (module docstring)."""
         with self._lock:
-            name = node["metadata"]["name"]
-            ni = self._nodes.get(name)
-            if ni is None:
-                ni = NodeInfo()
-                self._nodes[name] = ni
-            if ni.node is None:
-                # A new node, or one only known so far from pods bound to it: the list changes.
-                self._structure_changed = True
+            name = _node_name(node)
+            if not name:
+                detached = NodeInfo(node)
+                log.warning("node without a name is invalid and will not be used: %s", "; ".join(detached.problems))
+                return detached
+            known = self._nodes.get(name)
+            if known is None:
+                known = self._nodes[name] = NodeInfo()
+            ni = known
+            was_usable = ni.node is not None and name not in self._invalid
+            old_zone = zone_key(ni.node) if was_usable and ni.node is not None else None
             ni.set_node(node)
-            self._tree.add(node)
             self._dirty.add(name)
+            if ni.problems:
+                if self._invalid.get(name) != ni.problems:
+                    log.warning('node "%s" is invalid and will not be used: %s', name, "; ".join(ni.problems))
+                self._invalid[name] = ni.problems
+                if was_usable:
+                    self._tree.remove(name)
+                    self._structure_changed = True
+                return ni
+            if self._invalid.pop(name, None) is not None:
+                log.info('node "%s" is valid again and will be used', name)
+            if not was_usable or old_zone != zone_key(node):
+                # A new (or newly valid) node, or one only known so far from pods bound to it, or a
+                # zone change: the list changes.
+                self._structure_changed = True
+            self._tree.add(node)
             return ni
 
     def update_node(self, node: dict[str, Any]) -> NodeInfo:
-        with self._lock:
-            name = node["metadata"]["name"]
-            old = self._nodes.get(name)
-            if old is not None and old.node is not None:
-                from .node_tree import zone_key
+        return self.add_node(node)
 
-                if zone_key(old.node) != zone_key(node):
-                    self._structure_changed = True
-            return self.add_node(node)
+    def invalid_nodes(self) -> dict[str, tuple[str, ...]]:
+        """The nodes kept out of the snapshots, with their problems."""
+        with self._lock:
+            return dict(self._invalid)
 
     def remove_node(self, name: str) -> None:
         with self._lock:
             ni = self._nodes.get(name)
             if ni is None:
                 return
+            self._invalid.pop(name, None)
             self._tree.remove(name)
             if ni.pods:
                 # Pods still on a deleted node stay accounted until their own deletion arrives.

@@ -8,18 +8,22 @@ re-parses quantities, selectors or tolerations per node.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from kubesched.api.errors import InvalidObjectError
 from kubesched.api.nodeaffinity import RequiredNodeAffinity
+from kubesched.api.objects_validation import validate_node, validate_pod
 from kubesched.api.resources import Resource, compute_pod_resources
 
 from .status import Status
 
 Obj = dict[str, Any]
+log = logging.getLogger("kubesched.scheduler")
 
 
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -96,6 +100,22 @@ class PodInfo:
                 self.__dict__.setdefault(k, v)
         if not spec_only:
             self.cache = other.cache
+
+    @cached_property
+    def problems(self) -> tuple[str, ...]:
+        """Every ``"<field path>: <message>"`` the pod has (:func:`~kubesched.api.objects_validation.validate_pod`),
+        checked once per pod version. A pod with problems is never run through the plugins: the
+        scheduler records it as unschedulable with :attr:`invalid_message`."""
+        problems = tuple(validate_pod(self.pod))
+        if problems:
+            # Once per pod version: each retry of the pod reads the cached answer.
+            log.warning("pod %s is invalid and will not be scheduled: %s", self.key, "; ".join(problems))
+        return problems
+
+    @property
+    def invalid_message(self) -> str:
+        """``pod is invalid: <problem>[; <problem>...]``, or "" for a valid pod."""
+        return "pod is invalid: " + "; ".join(self.problems) if self.problems else ""
 
     # -- metadata -------------------------------------------------------------------------------
     @cached_property
@@ -176,18 +196,20 @@ class PodInfo:
     def host_ports(self) -> list[tuple[str, str, int]]:
         """(hostIP, protocol, hostPort) of every container port with a hostPort (upstream defaults)."""
         out: list[tuple[str, str, int]] = []
-        for c in itertools.chain(self.spec.get("containers") or [], _restartable_init(self.spec)):
-            for p in c.get("ports") or []:
-                hp = p.get("hostPort")
-                if not hp:
-                    continue
-                out.append((p.get("hostIP") or DEFAULT_BIND_ALL_HOST_IP, p.get("protocol") or "TCP", int(hp)))
+        containers = self.spec.get("containers")
+        for c in itertools.chain(containers if isinstance(containers, list) else (), _restartable_init(self.spec)):
+            ports = c.get("ports") if isinstance(c, Mapping) else None
+            for p in ports if isinstance(ports, list) else ():
+                hp = p.get("hostPort") if isinstance(p, Mapping) else None
+                if not hp or not isinstance(hp, int):
+                    continue  # none, or malformed (then listed in ``problems``)
+                out.append((str(p.get("hostIP") or DEFAULT_BIND_ALL_HOST_IP), str(p.get("protocol") or "TCP"), hp))
         return out
 
     @cached_property
     def scheduling_gates(self) -> list[str]:
-        gates = self.spec.get("schedulingGates") or []
-        return [str(g.get("name", "")) for g in gates if isinstance(g, Mapping)]
+        gates = self.spec.get("schedulingGates")
+        return [str(g.get("name", "")) for g in gates if isinstance(g, Mapping)] if isinstance(gates, list) else []
 
 
 _OWN_FIELDS = frozenset({"pod", "cache", "name", "namespace", "key", "uid"})
@@ -224,8 +246,9 @@ def _resize_condition(status: Mapping[str, Any]) -> Any:
 
 
 def _restartable_init(pod_spec: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    for c in pod_spec.get("initContainers") or []:
-        if c.get("restartPolicy") == "Always":
+    inits = pod_spec.get("initContainers")
+    for c in inits if isinstance(inits, list) else ():
+        if isinstance(c, Mapping) and c.get("restartPolicy") == "Always":
             yield c
 
 
@@ -299,6 +322,7 @@ class NodeInfo:
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
+        "problems",
         "requested",
         "used_ports",
     )
@@ -316,6 +340,9 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self._labels: Mapping[str, str] | None = None
         self._taints: list[Mapping[str, Any]] | None = None
+        #: What :func:`~kubesched.api.objects_validation.validate_node` found in the node; the cache
+        #: keeps a node with problems out of every snapshot (never a candidate, see ``Cache.add_node``).
+        self.problems: tuple[str, ...] = ()
         self.generation = next_generation()
         if node is not None:
             self.set_node(node)
@@ -326,10 +353,19 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
     def set_node(self, node: Obj) -> None:
+        """Point at a (newer) node object; never raises: a malformed node gets ``problems`` and
+        whatever of its allocatable parses (nothing, when that is what is malformed)."""
         self.node = node
         self.name = str(meta(node).get("name", ""))
-        status = node.get("status") or {}
-        self.allocatable = Resource.from_resource_list(status.get("allocatable"), "status.allocatable")
+        self.problems = tuple(validate_node(node))
+        status = node.get("status")
+        allocatable = status.get("allocatable") if isinstance(status, Mapping) else None
+        try:
+            self.allocatable = Resource.from_resource_list(
+                allocatable if isinstance(allocatable, Mapping) else None, "status.allocatable"
+            )
+        except InvalidObjectError:
+            self.allocatable = Resource()
         self._labels = None
         self._taints = None
         self.generation = next_generation()
@@ -338,14 +374,15 @@ class NodeInfo:
     def labels(self) -> Mapping[str, str]:
         if self._labels is None:
             labels = meta(self.node or {}).get("labels")
-            self._labels = labels if isinstance(labels, Mapping) else {}
+            ok = isinstance(labels, Mapping) and all(isinstance(v, str) for v in labels.values())
+            self._labels = labels if ok and isinstance(labels, Mapping) else {}
         return self._labels
 
     @property
     def taints(self) -> list[Mapping[str, Any]]:
         if self._taints is None:
             t = spec(self.node or {}).get("taints")
-            self._taints = list(t) if isinstance(t, list) else []
+            self._taints = [x for x in t if isinstance(x, Mapping)] if isinstance(t, list) else []
         return self._taints
 
     @property
@@ -407,6 +444,7 @@ class NodeInfo:
         c.image_states = self.image_states
         c._labels = self._labels
         c._taints = self._taints
+        c.problems = self.problems
         c.generation = self.generation
         return c
 
@@ -550,6 +588,20 @@ class FitError(Exception):
         if d.post_filter_msg:
             msg += " " + d.post_filter_msg
         return msg
+
+
+class InvalidPodError(FitError):
+    """The pod has :attr:`PodInfo.problems`: it fits no node because it cannot be read.
+
+    A FitError (the pod is unschedulable and waits, quietly: the problems were logged once per pod
+    version) with no node statuses and no rejecting plugin, so any event may retry it — among
+    them the pod's own update that fixes it. ``str()`` is :attr:`PodInfo.invalid_message`."""
+
+    def __init__(self, pod: PodInfo) -> None:
+        super().__init__(pod, 0, Diagnosis())
+
+    def __str__(self) -> str:
+        return self.pod.invalid_message
 
 
 def count_reasons(statuses: Iterable[Status]) -> dict[str, int]:
