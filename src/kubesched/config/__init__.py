@@ -23,7 +23,7 @@ from .types import (
     PluginSet,
     Profile,
 )
-from .validation import validate_configuration
+from .validation import validate_configuration, validate_plugin_names
 
 __all__ = [
     "API_VERSION",
@@ -51,4 +51,5 @@ __all__ = [
     "parse_duration",
     "set_defaults",
     "validate_configuration",
+    "validate_plugin_names",
 ]

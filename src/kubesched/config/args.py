@@ -15,6 +15,9 @@ Conventions for an args dataclass:
   ``dict[str, X]``, nested dataclasses, ``Literal[...]`` and ``Any``/``object`` (kept raw).
   ``field(metadata={"duration": True})`` on a ``float`` field reads a Go duration string
   (``"1m30s"``) into seconds.
+* ``int`` fields hold Go's ``int64`` range, ``field(metadata={"int32": True})`` ``int32``'s (the
+  range of the upstream field: a weight of 10**30 is a decoding error there, not an overflow later);
+  ``float`` fields refuse NaN and infinities, which JSON cannot carry.
 * Defaults come from the dataclass defaults; a field without one is required.
 * ``key: null`` means "not set": the field keeps its default (Go leaves a nil pointer,
   which defaulting then fills).
@@ -27,6 +30,8 @@ Conventions for an args dataclass:
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import re
 import types
 import typing
@@ -62,11 +67,14 @@ def field_key(f: dataclasses.Field[Any]) -> str:
     return str(key) if key is not None else _camel(f.name)
 
 
+@functools.cache
 def _init_fields(cls: type) -> list[dataclasses.Field[Any]]:
     return [f for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_")]
 
 
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
+    # get_type_hints evaluates every annotation string each call: most of the decoding time
     return typing.get_type_hints(cls)
 
 
@@ -179,8 +187,15 @@ def _zero(tp: Any) -> Any:
     return None
 
 
-def _decode_value(tp: Any, value: Any, path: str, errors: list[FieldError], *, duration: bool) -> Any:
-    """Decode ``value`` as ``tp``; on error, append to ``errors`` and return ``_MISSING``."""
+_INT_RANGES = {32: (-(2**31), 2**31 - 1), 64: (-(2**63), 2**63 - 1)}
+
+
+def _decode_value(
+    tp: Any, value: Any, path: str, errors: list[FieldError], *, duration: bool, bits: int = 64
+) -> Any:
+    """Decode ``value`` as ``tp``; on error, append to ``errors`` and return ``_MISSING``.
+
+    Never raises on any JSON value: every wrong type or range is an error at ``path``."""
     inner, optional = _strip_optional(tp)
     if value is None:
         return None if optional else _MISSING
@@ -204,12 +219,23 @@ def _decode_value(tp: Any, value: Any, path: str, errors: list[FieldError], *, d
         return _MISSING
     if inner is int:
         if isinstance(value, int) and not isinstance(value, bool):
-            return value
+            low, high = _INT_RANGES[bits]
+            if low <= value <= high:
+                return value
+            errors.append(FieldError(path, f"must be int, got {format_value(value)} (out of range for int{bits})"))
+            return _MISSING
         errors.append(_type_error(path, inner, value))
         return _MISSING
     if inner is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            try:
+                number = float(value)
+            except OverflowError:
+                number = math.inf
+            if math.isfinite(number):
+                return number
+            errors.append(FieldError(path, f"must be a finite number, got {format_value(value)}"))
+            return _MISSING
         errors.append(_type_error(path, inner, value))
         return _MISSING
     if inner is str:
@@ -232,7 +258,11 @@ def _decode_value(tp: Any, value: Any, path: str, errors: list[FieldError], *, d
         (item_tp,) = get_args(inner) or (Any,)
         out: list[Any] = []
         for i, item in enumerate(value):
-            decoded = _decode_value(item_tp, item, index_path(path, i), errors, duration=False)
+            item_path = index_path(path, i)
+            if item is None and not _accepts_null(item_tp):
+                errors.append(_null_error(item_path, item_tp))
+                continue
+            decoded = _decode_value(item_tp, item, item_path, errors, duration=False, bits=bits)
             if decoded is not _MISSING:
                 out.append(decoded)
         return out
@@ -246,7 +276,11 @@ def _decode_value(tp: Any, value: Any, path: str, errors: list[FieldError], *, d
             if key_tp is str and not isinstance(k, str):
                 errors.append(FieldError(path, f"keys must be strings, got {format_value(k)}"))
                 continue
-            decoded = _decode_value(val_tp, v, child_path(path, str(k)), errors, duration=False)
+            value_path = child_path(path, str(k))
+            if v is None and not _accepts_null(val_tp):
+                errors.append(_null_error(value_path, val_tp))
+                continue
+            decoded = _decode_value(val_tp, v, value_path, errors, duration=False, bits=bits)
             if decoded is not _MISSING:
                 result[k] = decoded
         return result
@@ -254,7 +288,7 @@ def _decode_value(tp: Any, value: Any, path: str, errors: list[FieldError], *, d
         # First member that decodes cleanly wins (e.g. ``int | str``).
         for member in get_args(inner):
             trial: list[FieldError] = []
-            decoded = _decode_value(member, value, path, trial, duration=False)
+            decoded = _decode_value(member, value, path, trial, duration=False, bits=bits)
             if not trial:
                 return decoded
         errors.append(_type_error(path, inner, value))
@@ -269,10 +303,23 @@ def _decode_value(tp: Any, value: Any, path: str, errors: list[FieldError], *, d
     raise TypeError(f"unsupported field type {inner!r} at {path or '<root>'}")
 
 
+def _accepts_null(tp: Any) -> bool:
+    """Whether ``null`` is a value of ``tp`` (an optional or untyped item), not a missing one."""
+    inner, optional = _strip_optional(tp)
+    return optional or inner is Any or inner is object
+
+
+def _null_error(path: str, tp: Any) -> FieldError:
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return FieldError(path, f"must be a mapping {describe_type(tp)}, got null")
+    return _type_error(path, tp, None)
+
+
 def _construct(cls: type[T], raw: Mapping[str, Any], path: str, errors: list[FieldError]) -> T:
     """Build ``cls`` from ``raw`` strictly, always returning a best-effort instance."""
-    hints = _hints(cls)
-    fields = _init_fields(cls)
+    klass: type = cls
+    hints = _hints(klass)
+    fields = _init_fields(klass)
     by_key = {field_key(f): f for f in fields}
     for key in raw:
         if key not in by_key:
@@ -287,7 +334,14 @@ def _construct(cls: type[T], raw: Mapping[str, Any], path: str, errors: list[Fie
             value = _MISSING  # ``key: null`` leaves the default, like Go's json.Unmarshal + defaulting
         decoded: Any = _MISSING
         if value is not _MISSING:
-            decoded = _decode_value(tp, value, fpath, errors, duration=bool(f.metadata.get("duration")))
+            decoded = _decode_value(
+                tp,
+                value,
+                fpath,
+                errors,
+                duration=bool(f.metadata.get("duration")),
+                bits=32 if f.metadata.get("int32") else 64,
+            )
         elif not has_default:
             errors.append(FieldError(fpath, "required field is missing"))
         if decoded is _MISSING:

@@ -6,6 +6,7 @@ kube-scheduler's YAML spells durations as Go duration strings (``15s``, ``1m30s`
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["format_duration", "parse_duration"]
@@ -20,7 +21,13 @@ _UNITS: dict[str, float] = {
     "m": 60.0,
     "h": 3600.0,
 }
+_MAX_NANOS = float(2**63 - 1)
 _COMPONENT = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    """Go's ``quote`` of the input, shortened: an error line names a huge input, not repeats it."""
+    return '"' + (text if len(text) <= limit else text[: limit - 3] + "...") + '"'
 
 
 def parse_duration(text: str) -> float:
@@ -40,7 +47,7 @@ def parse_duration(text: str) -> float:
     if s == "0":
         return 0.0
     if not s:
-        raise ValueError(f'time: invalid duration "{text}"')
+        raise ValueError(f"time: invalid duration {_quote(text)}")
     total = 0.0
     pos = 0
     while pos < len(s):
@@ -49,11 +56,14 @@ def parse_duration(text: str) -> float:
             if re.match(r"(\d+(?:\.\d*)?|\.\d+)", s[pos:]):
                 rest = s[pos:].lstrip("0123456789.")
                 if not rest:
-                    raise ValueError(f'time: missing unit in duration "{text}"')
-                raise ValueError(f'time: unknown unit "{rest}" in duration "{text}"')
-            raise ValueError(f'time: invalid duration "{text}"')
+                    raise ValueError(f"time: missing unit in duration {_quote(text)}")
+                raise ValueError(f"time: unknown unit {_quote(rest)} in duration {_quote(text)}")
+            raise ValueError(f"time: invalid duration {_quote(text)}")
         total += float(m.group(1)) * _UNITS[m.group(2)]
         pos = m.end()
+    if not total * 1e9 <= _MAX_NANOS:
+        # Go's Duration is int64 nanoseconds (about 292 years); ParseDuration refuses more.
+        raise ValueError(f"time: invalid duration {_quote(text)}")
     return sign * total
 
 
@@ -65,6 +75,8 @@ def _frac(whole: int, frac: int, digits: int) -> str:
 def format_duration(seconds: float) -> str:
     """Render seconds like Go's ``Duration.String`` (``1m30s``, ``1.5ms``, ``1h0m0s``), exact to
     the nanosecond, so :func:`parse_duration` reads it back."""
+    if not math.isfinite(seconds):
+        return str(seconds)  # only a hand-built value can be infinite: parse_duration refuses it
     nanos = round(abs(seconds) * 1e9)
     sign = "-" if seconds < 0 and nanos else ""
     if nanos == 0:

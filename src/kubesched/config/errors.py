@@ -72,8 +72,9 @@ def format_value(value: Any, limit: int = 80) -> str:
     """Render a value the way it appears in YAML/JSON (``"x"``, ``true``, ``null``, ``[1, 2]``)."""
     try:
         text = json.dumps(value, default=repr, ensure_ascii=False)
-    except (TypeError, ValueError):  # pragma: no cover - default=repr makes this unreachable
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        # an int past Python's digit limit for str(), or a structure nested too deep to print
+        text = f"<{type(value).__name__}>"
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return text

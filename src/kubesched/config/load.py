@@ -10,19 +10,20 @@ but collect every problem and raise them together as one :class:`ConfigError`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
-import yaml
+from kubesched.api.yamlsafe import InputProblem, YAMLInputError, load_yaml_documents, read_text_file
 
 from .args import decode_into, describe_args, to_raw, validate_args
 from .defaults import set_defaults
 from .errors import ConfigError, FieldError, child_path, format_value, index_path
 from .plugin_args import IN_TREE_ARGS
 from .types import API_VERSION, KIND, Extender, KubeSchedulerConfiguration, PluginConfig, Profile
-from .validation import validate_configuration
+from .validation import validate_configuration, validate_plugin_names
 
-__all__ = ["config_to_dict", "load_config", "loads_config"]
+__all__ = ["MAX_CONFIG_BYTES", "config_to_dict", "load_config", "loads_config"]
 
 _GROUP = API_VERSION.split("/")[0]
 #: versions kube-scheduler no longer serves, with the release that removed them where known.
@@ -35,53 +36,42 @@ _REMOVED_VERSIONS = {
 }
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that records duplicate mapping keys (sigs.k8s.io/yaml rejects them)."""
+#: Largest configuration file read. kube-scheduler's configuration is a few kB; anything this
+#: big is not one, and refusing it up front keeps parsing within the CLI's time and memory bounds.
+MAX_CONFIG_BYTES = 1024 * 1024
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[FieldError] = []
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
-            try:
-                key = self.construct_object(key_node, deep=True)
-            except yaml.YAMLError:
-                continue
-            try:
-                first = seen.get(key)
-            except TypeError:  # unhashable key: let the base class report it
-                continue
-            if first is not None:
-                mark = key_node.start_mark
-                self.duplicates.append(
-                    FieldError(
-                        "",
-                        f"duplicate key {format_value(key)} at line {mark.line + 1}, "
-                        f"column {mark.column + 1} "
-                        f"(first at line {first.start_mark.line + 1})",
-                    )
-                )
-            else:
-                seen[key] = key_node
-        return super().construct_mapping(node, deep=deep)
+def _problem_error(problem: InputProblem) -> FieldError:
+    """A reading or parsing problem in the loader's message style, with its line and column."""
+    message = problem.message
+    if not problem.line:
+        return FieldError("", message if message.startswith("invalid YAML") else f"cannot read file: {message}")
+    where = f"at line {problem.line}, column {problem.column}" if problem.column else f"at line {problem.line}"
+    dup = _DUPLICATE.match(message)
+    if dup is not None:
+        return FieldError("", f"duplicate key {format_value(dup.group(1))} {where} (first at line {dup.group(2)})")
+    detail = message.removeprefix("invalid YAML: ")
+    return FieldError("", f"invalid YAML {where}: {_PARSER_WORDS.get(detail, detail)}")
+
+
+#: libyaml's wording where PyYAML's, which this loader's messages have always used (and tests
+#: pin), differs.
+_PARSER_WORDS = {"mapping values are not allowed in this context": "mapping values are not allowed here"}
+_DUPLICATE = re.compile(r"^duplicate key '(.*)' \(first at line (\d+)\)$", re.DOTALL)
 
 
 def _parse_yaml(text: str) -> tuple[Any, list[FieldError]]:
-    loader = _StrictLoader(text)
+    """The one document of ``text`` (None if empty), or the problems found reading it.
+
+    api/yamlsafe bounds nesting and alias expansion and reports every duplicate key, a
+    character YAML forbids (a control character, even in a comment) and non-JSON tags."""
     try:
-        data = loader.get_single_data()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = exc.problem or exc.context or "parse error"
-        return None, [FieldError("", f"invalid YAML{where}: {problem}")]
-    except yaml.YAMLError as exc:
-        return None, [FieldError("", f"invalid YAML: {exc}")]
-    finally:
-        loader.dispose()
-    return data, loader.duplicates
+        docs = [d for d in load_yaml_documents(text) if d is not None]
+    except YAMLInputError as err:
+        return None, [_problem_error(p) for p in err.problems]
+    if len(docs) > 1:
+        return None, [FieldError("", f"found {len(docs)} YAML documents: expected one {KIND}")]
+    return (docs[0] if docs else None), []
 
 
 def _check_type_meta(raw: Mapping[str, Any], *, require: bool) -> list[FieldError]:
@@ -90,6 +80,8 @@ def _check_type_meta(raw: Mapping[str, Any], *, require: bool) -> list[FieldErro
     if version is None:
         if require:
             errs.append(FieldError("apiVersion", f'required: must be "{API_VERSION}"'))
+    elif not isinstance(version, str):
+        errs.append(FieldError("apiVersion", f'must be "{API_VERSION}", got {format_value(version)}'))
     elif version in _REMOVED_VERSIONS:
         release = _REMOVED_VERSIONS[version]
         when = f" in Kubernetes {release}" if release else ""
@@ -193,7 +185,12 @@ def _under(path: str, prefixes: list[str]) -> bool:
 
 
 def _build(
-    raw: Any, args_types: Mapping[str, type] | None, *, require_type_meta: bool, source: str | None
+    raw: Any,
+    args_types: Mapping[str, type] | None,
+    *,
+    require_type_meta: bool,
+    source: str | None,
+    registered: Collection[str] | None = None,
 ) -> KubeSchedulerConfiguration:
     types: dict[str, type] = dict(IN_TREE_ARGS)
     if args_types:
@@ -222,17 +219,29 @@ def _build(
     # Validation errors at or under a field that failed to decode are noise (the field holds
     # its default): report the decoding problem only.
     decode_paths = [e.path for e in errors if e.path]
+    checks: list[FieldError] = []
+    if registered is not None:
+        # Before the defaults are merged in: the paths must be the file's indices.
+        for i, profile in enumerate(config.profiles):
+            checks.extend(validate_plugin_names(profile.plugins, child_path(index_path("profiles", i), "plugins"),
+                                                registered))
+    for i, profile in enumerate(config.profiles):
+        place = index_path("profiles", i)
+        profile.origin = f"{source}: {place}" if source else place
     errors.extend(set_defaults(config, args_types=args_types))
-    for err in validate_configuration(config, args_types=args_types, validate_plugin_args=False):
-        if not _under(err.path, decode_paths):
-            errors.append(err)
+    checks.extend(validate_configuration(config, args_types=args_types, validate_plugin_args=False))
+    errors.extend(err for err in checks if not _under(err.path, decode_paths))
     if errors:
         raise ConfigError(errors, source)
     return config
 
 
 def loads_config(
-    text: str, *, args_types: Mapping[str, type] | None = None, source: str | None = "<string>"
+    text: str,
+    *,
+    args_types: Mapping[str, type] | None = None,
+    source: str | None = "<string>",
+    registered: Collection[str] | None = None,
 ) -> KubeSchedulerConfiguration:
     """Like :func:`load_config` for YAML text."""
     data, errors = _parse_yaml(text)
@@ -240,32 +249,39 @@ def loads_config(
         raise ConfigError(errors, source)
     if data is None:
         raise ConfigError([FieldError("", f"empty document: expected a {KIND} ({API_VERSION})")], source)
-    return _build(data, args_types, require_type_meta=True, source=source)
+    return _build(data, args_types, require_type_meta=True, source=source, registered=registered)
 
 
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     *,
     args_types: Mapping[str, type] | None = None,
+    registered: Collection[str] | None = None,
 ) -> KubeSchedulerConfiguration:
     """Load, default and validate a KubeSchedulerConfiguration.
 
     ``source`` is a file path, an already-parsed mapping (``apiVersion``/``kind`` optional
     there, checked when present) or None for kube-scheduler's defaults. ``args_types``
     maps plugin names to args dataclasses (merged over the in-tree ones); args of other
-    plugins stay raw mappings. Raises :class:`ConfigError` listing every problem.
+    plugins stay raw mappings. ``registered``, the names in the plugin registry, adds a check
+    that every enabled plugin is registered and named once per extension point
+    (:func:`~kubesched.config.validation.validate_plugin_names`). Raises :class:`ConfigError`
+    listing every problem.
+
+    A file is read through :mod:`kubesched.api.yamlsafe`: a FIFO, a device or a directory is
+    refused without being opened, the size is capped at :data:`MAX_CONFIG_BYTES`, and the
+    bytes must be UTF-8.
     """
     if source is None:
-        return _build(None, args_types, require_type_meta=False, source=None)
+        return _build(None, args_types, require_type_meta=False, source=None, registered=registered)
     if isinstance(source, Mapping):
-        return _build(source, args_types, require_type_meta=False, source=None)
+        return _build(source, args_types, require_type_meta=False, source=None, registered=registered)
     path = os.fspath(source)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise ConfigError([FieldError("", f"cannot read file: {exc.strerror or exc}")], path) from exc
-    return loads_config(text, args_types=args_types, source=path)
+        text = read_text_file(path, max_bytes=MAX_CONFIG_BYTES)
+    except YAMLInputError as err:
+        raise ConfigError([_problem_error(p) for p in err.problems], path) from None
+    return loads_config(text, args_types=args_types, source=path, registered=registered)
 
 
 def config_to_dict(config: KubeSchedulerConfiguration) -> dict[str, Any]:

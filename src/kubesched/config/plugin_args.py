@@ -10,6 +10,7 @@ the args object; ``args.decode_args`` prefixes them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -72,8 +73,8 @@ def _default_resources() -> list[ResourceSpec]:
 class UtilizationShapePoint:
     """``v1.UtilizationShapePoint``: utilization 0..100 -> score 0..10."""
 
-    utilization: int = 0
-    score: int = 0
+    utilization: int = field(default=0, metadata={"int32": True})
+    score: int = field(default=0, metadata={"int32": True})
 
 
 @dataclass
@@ -168,8 +169,8 @@ def _default_weights(resources: list[ResourceSpec]) -> None:
 class DefaultPreemptionArgs:
     """Candidates for preemption dry-run ≈ max(numNodes × percentage / 100, absolute)."""
 
-    min_candidate_nodes_percentage: int = 10
-    min_candidate_nodes_absolute: int = 100
+    min_candidate_nodes_percentage: int = field(default=10, metadata={"int32": True})
+    min_candidate_nodes_absolute: int = field(default=100, metadata={"int32": True})
 
     def validate(self) -> list[FieldError]:
         errs: list[FieldError] = []
@@ -188,7 +189,7 @@ class DefaultPreemptionArgs:
 
 @dataclass
 class InterPodAffinityArgs:
-    hard_pod_affinity_weight: int = 1
+    hard_pod_affinity_weight: int = field(default=1, metadata={"int32": True})
     ignore_preferred_terms_of_existing_pods: bool = False
 
     def validate(self) -> list[FieldError]:
@@ -199,12 +200,18 @@ class InterPodAffinityArgs:
         return []
 
 
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
 _NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _FIELD_SELECTOR_OPERATORS = ("In", "NotIn")
 
 
 def _check_keys(raw: Mapping[str, Any], allowed: Sequence[str], path: str) -> list[FieldError]:
     return [FieldError(child_path(path, str(k)), "unknown field") for k in raw if k not in allowed]
+
+
+def _is_int32(value: Any) -> bool:
+    """A JSON number Go decodes into an ``int32`` (raw fields are ``corev1`` types upstream)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31
 
 
 def _is_str_list(value: Any) -> bool:
@@ -241,8 +248,10 @@ def _validate_requirement(expr: Any, path: str, *, fields: bool) -> list[FieldEr
             errs.append(invalid(vpath, values, "for 'Gt', 'Lt' operators, exactly one value is required"))
         for i, v in enumerate(values):
             try:
-                int(v)
-            except ValueError:
+                number = int(v) if _DECIMAL.fullmatch(v) else None  # int() also takes " 1" and "1_0"
+            except ValueError:  # more digits than Python converts
+                number = None
+            if number is None or not -(2**63) <= number < 2**63:  # strconv.ParseInt(v, 10, 64)
                 errs.append(
                     invalid(index_path(vpath, i), v, "for 'Gt', 'Lt' operators, the value must be an integer")
                 )
@@ -298,8 +307,8 @@ def validate_node_affinity(affinity: Mapping[str, Any], path: str) -> list[Field
                     continue
                 errs.extend(_check_keys(pref, ("weight", "preference"), ipath))
                 weight = pref.get("weight", 0)
-                if not isinstance(weight, int) or isinstance(weight, bool):
-                    errs.append(invalid(child_path(ipath, "weight"), weight, "must be an integer"))
+                if not _is_int32(weight):
+                    errs.append(invalid(child_path(ipath, "weight"), weight, "must be an int32"))
                     continue
                 if weight == 0:
                     continue
@@ -401,6 +410,23 @@ _TOPOLOGY_SPREAD_CONSTRAINT_KEYS = (
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 
 
+def _constraint_field_types(c: Mapping[str, Any], path: str) -> list[FieldError]:
+    """Types of the fields ``ValidatePodTopologySpreadArgs`` does not look at, which upstream's
+    strict decoding into ``corev1.TopologySpreadConstraint`` checks (the plugin reads them)."""
+    errs: list[FieldError] = []
+    min_domains = c.get("minDomains")
+    if min_domains is not None and not _is_int32(min_domains):
+        errs.append(invalid(child_path(path, "minDomains"), min_domains, "must be an int32"))
+    for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        value = c.get(key)
+        if value is not None and not isinstance(value, str):
+            errs.append(invalid(child_path(path, key), value, "must be a string"))
+    keys = c.get("matchLabelKeys")
+    if keys is not None and not _is_str_list(keys):
+        errs.append(invalid(child_path(path, "matchLabelKeys"), keys, "must be a list of strings"))
+    return errs
+
+
 @dataclass
 class PodTopologySpreadArgs:
     """``defaultConstraints`` are raw ``corev1.TopologySpreadConstraint`` mappings."""
@@ -431,7 +457,7 @@ class PodTopologySpreadArgs:
             p = index_path("defaultConstraints", i)
             errs.extend(_check_keys(c, _TOPOLOGY_SPREAD_CONSTRAINT_KEYS, p))
             max_skew = c.get("maxSkew", 0)
-            if not isinstance(max_skew, int) or isinstance(max_skew, bool) or max_skew <= 0:
+            if not _is_int32(max_skew) or max_skew <= 0:
                 errs.append(invalid(child_path(p, "maxSkew"), max_skew, "not in valid range (0, inf)"))
             key = c.get("topologyKey", "")
             if not key:
@@ -445,6 +471,7 @@ class PodTopologySpreadArgs:
                 errs.append(required(child_path(p, "whenUnsatisfiable"), "can not be empty"))
             elif when not in _WHEN_UNSATISFIABLE:
                 errs.append(not_supported(child_path(p, "whenUnsatisfiable"), when, _WHEN_UNSATISFIABLE))
+            errs.extend(_constraint_field_types(c, p))
             if c.get("labelSelector") is not None:
                 errs.append(
                     forbidden(

@@ -40,7 +40,7 @@ class PluginRef:
     """``v1.Plugin``: a plugin name and, for Score plugins, its weight (0 = unset, counts as 1)."""
 
     name: str
-    weight: int = 0
+    weight: int = field(default=0, metadata={"int32": True})
 
 
 @dataclass
@@ -121,9 +121,13 @@ class Profile:
 
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     #: None = use the global value.
-    percentage_of_nodes_to_score: int | None = None
+    percentage_of_nodes_to_score: int | None = field(default=None, metadata={"int32": True})
     plugins: Plugins = field(default_factory=Plugins)
     plugin_config: list[PluginConfig] = field(default_factory=list)
+    #: Where the profile was read from (``"cfg.yaml: profiles[0]"``), set by the loader so that a
+    #: plugin failing at Framework construction is reported at its place in the file; not a field
+    #: of the API (``init=False``: never decoded or encoded, and ignored by ``==``).
+    origin: str = field(default="", init=False, compare=False, repr=False)
 
     def args_for(self, name: str) -> object | None:
         """The args configured for plugin ``name`` (first entry), or None."""
@@ -154,7 +158,7 @@ class ClientConnection:
     accept_content_types: str = ""
     content_type: str = "application/vnd.kubernetes.protobuf"
     qps: float = 50.0
-    burst: int = 100
+    burst: int = field(default=100, metadata={"int32": True})
 
 
 @dataclass
@@ -201,11 +205,11 @@ class Extender:
 class KubeSchedulerConfiguration:
     """``v1.KubeSchedulerConfiguration`` (defaults applied by ``defaults.set_defaults``)."""
 
-    parallelism: int = 16
+    parallelism: int = field(default=16, metadata={"int32": True})
     leader_election: LeaderElectionConfiguration = field(default_factory=LeaderElectionConfiguration)
     client_connection: ClientConnection = field(default_factory=ClientConnection)
     #: 0 = adaptive (5%..50% depending on cluster size); None only before defaulting.
-    percentage_of_nodes_to_score: int | None = 0
+    percentage_of_nodes_to_score: int | None = field(default=0, metadata={"int32": True})
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
     profiles: list[Profile] = field(default_factory=list)

@@ -10,7 +10,8 @@ Args rules live on the args types (``plugin_args.py``) and run through
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from .args import validate_args
@@ -20,7 +21,7 @@ from .names import is_extended_resource_name, is_qualified_name
 from .plugin_args import IN_TREE_ARGS
 from .types import API_VERSION, KubeSchedulerConfiguration, Plugins, Profile
 
-__all__ = ["REMOVED_PLUGINS", "validate_configuration"]
+__all__ = ["REMOVED_PLUGINS", "validate_configuration", "validate_plugin_names"]
 
 #: ``invalidPluginsByVersion``: plugins removed in (or before) v1.
 REMOVED_PLUGINS: tuple[str, ...] = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
@@ -151,6 +152,8 @@ def _validate_extenders(extenders: list[dict[str, Any]]) -> list[FieldError]:
     managed: set[str] = set()
     for i, ext in enumerate(extenders):
         path = index_path("extenders", i)
+        if not isinstance(ext, Mapping):
+            continue  # the loader reported its shape; a hand-built config may hold anything
         weight = ext.get("weight") or 0
         if ext.get("prioritizeVerb") and (not isinstance(weight, int) or weight <= 0):
             errs.append(
@@ -158,9 +161,12 @@ def _validate_extenders(extenders: list[dict[str, Any]]) -> list[FieldError]:
             )
         if ext.get("bindVerb"):
             binders += 1
-        for j, res in enumerate(ext.get("managedResources") or []):
+        resources = ext.get("managedResources") or []
+        for j, res in enumerate(resources if isinstance(resources, list) else []):
             name_path = child_path(index_path(child_path(path, "managedResources"), j), "name")
             name = res.get("name", "") if isinstance(res, Mapping) else ""
+            if not isinstance(name, str):
+                continue  # reported by the loader as a type error
             msgs = is_qualified_name(name)
             if msgs:
                 errs.extend(invalid(name_path, name, m) for m in msgs)
@@ -235,3 +241,53 @@ def validate_configuration(
         )
     errs.extend(_validate_extenders(config.extenders))
     return errs
+
+
+#: Extension-point YAML key -> the Go interface upstream names in its messages
+#: (``pluginType.Name()`` in framework.go's ``updatePluginList``).
+_POINT_TYPES: dict[str, str] = {
+    key: key[:1].upper() + key[1:] + "Plugin" for key in Plugins.EXTENSION_POINTS.values() if key != "multiPoint"
+}
+
+
+def validate_plugin_names(plugins: Plugins, path: str, registered: Collection[str]) -> list[FieldError]:
+    """Every enabled plugin of one profile's *own* ``plugins`` (before the defaults are merged in,
+    so indices are the file's) must be registered, and named once per extension point.
+
+    Upstream finds these when it builds the framework, and stops at the first
+    (``pkg/scheduler/framework/runtime/framework.go`` ``updatePluginList``: ``FilterPlugin "Foo"
+    does not exist``, ``plugin "Foo" already registered as "FilterPlugin"``); we keep its words but
+    report every one with its field path, together with the validation errors. ``disabled`` may
+    name anything (disabling a plugin that is not there is not an error upstream either); plugins
+    in the removed list are reported by :func:`validate_configuration`. Whether a plugin extends
+    the points it is enabled at needs the plugin itself, so the Framework checks that."""
+    errs: list[FieldError] = []
+    known = set(registered)
+    for attr, plugin_set in plugins.items():
+        key = Plugins.EXTENSION_POINTS[attr]
+        set_path = child_path(child_path(path, key), "enabled")
+        kind = _POINT_TYPES.get(key)
+        seen: set[str] = set()
+        for i, ref in enumerate(plugin_set.enabled):
+            name_path = child_path(index_path(set_path, i), "name")
+            name = ref.name
+            if name in REMOVED_PLUGINS:
+                continue
+            if name not in known:
+                what = f"{kind} {_quote(name)}" if kind else f"plugin {_quote(name)}"
+                errs.append(FieldError(name_path, f"{what} does not exist ({_unregistered_hint(name, known)})"))
+            elif name in seen:
+                errs.append(FieldError(name_path, f"plugin {_quote(name)} already registered as "
+                                                  f"{_quote(kind or 'MultiPoint')}"))
+            seen.add(name)
+    return errs
+
+
+def _quote(name: str) -> str:
+    """Go's ``%q``."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _unregistered_hint(name: str, known: Collection[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75) if len(name) <= 200 else []
+    return f"plugin not registered; did you mean {_quote(close[0])}?" if close else "plugin not registered"

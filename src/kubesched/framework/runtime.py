@@ -182,26 +182,35 @@ class Framework:
             for ref in getattr(plugins, attr).enabled:
                 if ref.name not in needed:
                     needed.append(ref.name)
+        # Every missing plugin and every factory that raises is reported, one line each, naming
+        # the profile's place in the configuration file when the loader recorded it.
+        where = (f"{self.profile.origin} ({self.profile_name})" if self.profile.origin
+                 else f"profile {_q(self.profile_name)}")
+        problems: list[str] = []
         for name in needed:
             if name not in registry:
-                raise FrameworkError(f"profile {self.profile_name!r}: plugin {name!r} is not registered")
+                problems.append(f"{where}: plugin {_q(name)} is not registered")
+                continue
             spec = registry[name]
             args = self.profile.args_for(name)
             try:
                 plugin = spec.factory(args, self.handle)
-            except Exception as err:
+            except Exception as err:  # a plugin's own bug or check: report it, never a traceback
+                log.debug("profile %s: creating plugin %s failed", self.profile_name, name, exc_info=True)
                 expected = ""
-                if spec.args_type is not None:
+                if spec.args_type is not None and not isinstance(args, spec.args_type):
                     from kubesched.config.args import describe_args
 
                     expected = f" (expected args {describe_args(spec.args_type)})"
-                raise FrameworkError(
-                    f"profile {self.profile_name!r}: initializing plugin {name!r}: {err}{expected}"
-                ) from err
+                detail = " ".join(str(err).split()) or type(err).__name__
+                problems.append(f"{where}: plugin {_q(name)}: creating the plugin failed: {detail}{expected}")
+                continue
             if not getattr(plugin, "name", None):
                 with contextlib.suppress(AttributeError):
                     plugin.name = name
             self.plugins[name] = plugin
+        if problems:
+            raise FrameworkError("\n".join(problems))
 
         for attr, (upstream, proto) in EXTENSION_POINTS.items():
             pset: PluginSet = getattr(plugins, attr)
