@@ -28,7 +28,7 @@ from click.testing import CliRunner
 import kubesched.cli as cli_module
 from kubesched.cli import cli
 from kubesched.config import ConfigError, load_config, loads_config
-from kubesched.config.load import MAX_CONFIG_BYTES, config_to_dict
+from kubesched.config.load import MAX_CONFIG_BYTES, MAX_PROFILES, config_to_dict
 from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 from kubesched.framework.registry import default_registry
 from kubesched.framework.runtime import Framework, FrameworkError
@@ -388,3 +388,19 @@ def test_raising_factory_through_the_cli(tmp_path: Path, monkeypatch: pytest.Mon
     assert code == 2 and "Traceback" not in err
     assert lines == [f'error: {tmp_path / "c.yaml"}: profiles[0] (default-scheduler): plugin "Exploding": '
                      "creating the plugin failed: no GPU inventory found"]
+
+
+def test_too_many_profiles_is_one_error_not_minutes_of_defaulting() -> None:
+    assert _errors(HEADER + "profiles:\n" + "- {}\n" * (MAX_PROFILES + 1)) == [
+        f"c.yaml: profiles: at most {MAX_PROFILES} profiles are supported, got {MAX_PROFILES + 1}"]
+
+
+def test_every_unknown_name_reported_close_matches_searched_for_the_first_twenty() -> None:
+    names = "".join(f"      - name: NodeAfinity{i}\n" for i in range(30))
+    errs = _errors(HEADER + "profiles:\n- plugins:\n    filter:\n      enabled:\n" + names,
+                   registered=set(default_registry(entry_points=False)))
+    assert len(errs) == 30
+    assert errs[0] == ('c.yaml: profiles[0].plugins.filter.enabled[0].name: FilterPlugin "NodeAfinity0" does not '
+                       'exist (plugin not registered; did you mean "NodeAffinity"?)')
+    assert sum("did you mean" in e for e in errs) == 20
+    assert errs[29].endswith('FilterPlugin "NodeAfinity29" does not exist (plugin not registered)')

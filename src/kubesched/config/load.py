@@ -23,7 +23,7 @@ from .plugin_args import IN_TREE_ARGS
 from .types import API_VERSION, KIND, Extender, KubeSchedulerConfiguration, PluginConfig, Profile
 from .validation import validate_configuration, validate_plugin_names
 
-__all__ = ["MAX_CONFIG_BYTES", "config_to_dict", "load_config", "loads_config"]
+__all__ = ["MAX_CONFIG_BYTES", "MAX_PROFILES", "config_to_dict", "load_config", "loads_config"]
 
 _GROUP = API_VERSION.split("/")[0]
 #: versions kube-scheduler no longer serves, with the release that removed them where known.
@@ -36,6 +36,10 @@ _REMOVED_VERSIONS = {
 }
 
 
+#: Most profiles in one configuration. Each is a framework with its own plugins (about 1 ms and
+#: 10 kB to decode and default, far more to run); real schedulers have a handful. Without a bound
+#: a 1 MiB file of ``- {}`` lines is 200,000 profiles: minutes and gigabytes before any answer.
+MAX_PROFILES = 1000
 #: Largest configuration file read. kube-scheduler's configuration is a few kB; anything this
 #: big is not one, and refusing it up front keeps parsing within the CLI's time and memory bounds.
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -144,6 +148,9 @@ def _decode_profiles(raw: Any, types: Mapping[str, type], errors: list[FieldErro
         return []
     if not isinstance(raw, list):
         errors.append(FieldError("profiles", f"must be a list of profiles, got {format_value(raw)}"))
+        return []
+    if len(raw) > MAX_PROFILES:
+        errors.append(FieldError("profiles", f"at most {MAX_PROFILES} profiles are supported, got {len(raw)}"))
         return []
     profiles: list[Profile] = []
     for i, raw_profile in enumerate(raw):
