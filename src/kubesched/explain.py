@@ -22,8 +22,14 @@ def _code(s: Status) -> str:
     return s.code.upstream_name
 
 
+class InvalidPodError(ValueError):
+    """The pod to explain has field problems: the scheduler would never run a plugin on it."""
+
+
 def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
     pi = PodInfo(pod)
+    if pi.problems:
+        raise InvalidPodError(f"pod {pi.key}: {pi.invalid_message}")
     fw = sched.frameworks.get(pi.scheduler_name)
     if fw is None:
         raise ValueError(
