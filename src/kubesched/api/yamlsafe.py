@@ -150,7 +150,7 @@ _NO_KEY: Any = object()
 class _Frame:
     """A collection being built: a list, or a dict with its pending key and merge sources."""
 
-    __slots__ = ("anchor", "anchor_start", "key", "key_mark", "lines", "merges", "start_event", "value")
+    __slots__ = ("anchor", "anchor_start", "key", "key_event", "key_events", "merges", "start_event", "value")
 
     def __init__(self, value: dict[str, Any] | list[Any], anchor: str | None, anchor_start: int,
                  start_event: Any) -> None:
@@ -159,8 +159,10 @@ class _Frame:
         self.anchor = anchor
         self.anchor_start = anchor_start
         self.key: Any = _NO_KEY
-        self.key_mark: tuple[int, int] = (0, 0)
-        self.lines: dict[str, int] = {}
+        self.key_event: Any = None
+        #: The event of each key stored, in the dict's insertion order: the first line of a
+        #: duplicate is found from its position, so no line is kept per key on the hot path.
+        self.key_events: list[Any] = []
         self.merges: list[Any] = []
 
 
@@ -182,21 +184,19 @@ class _Builder:
 
     def scalar(self, event: Any) -> None:
         self.nodes += 1
-        value: Any = event.value
+        text: str = event.value
         tag = event.tag
-        plain = event.implicit[0] and tag is None
+        plain = tag is None and event.implicit[0]
+        value: Any = text
         if plain:
-            if value in self.cache:
-                value = self.cache[value]
-            else:
-                resolved = self._resolve(value, _implicit_tag(value), event)
-                self.cache[event.value] = resolved
-                value = resolved
+            value = self.cache.get(text, _NO_KEY)
+            if value is _NO_KEY:
+                value = self.cache[text] = self._resolve(text, _implicit_tag(text), event)
         elif tag not in _STRING_TAGS:
-            value = self._resolve(value, tag, event)
+            value = self._resolve(text, tag, event)
         if event.anchor:
             self.anchors[event.anchor] = (value, 1)
-        self.emit(value, event, is_scalar=True, plain=plain, text=event.value)
+        self.emit(value, event, is_scalar=True, plain=plain, text=text)
 
     def _resolve(self, text: str, tag: str | None, event: Any) -> Any:
         if tag is None or tag in _STRING_TAGS or tag == _MERGE_TAG:
@@ -256,21 +256,23 @@ class _Builder:
             return
         top = self.stack[-1]
         container = top.value
-        if isinstance(container, list):
+        if type(container) is list:
             container.append(value)
             return
-        if top.key is _NO_KEY:
-            if not is_scalar:
+        key = top.key
+        if key is _NO_KEY:
+            if type(value) is str and not (plain and text == "<<"):
+                top.key = value
+            elif not is_scalar:
                 self.fail("a mapping key must be a string, not a list or a mapping", event)
                 top.key = None
             elif plain and text == "<<":
                 top.key = _MERGE_KEY
             else:
                 top.key = _key_text(value, text)
-            mark = event.start_mark
-            top.key_mark = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+            top.key_event = event
             return
-        key, top.key = top.key, _NO_KEY
+        top.key = _NO_KEY
         if key is None:
             return
         if key is _MERGE_KEY:
@@ -280,12 +282,13 @@ class _Builder:
                 return
             top.merges.extend(sources)
             return
-        line = top.lines.get(key)
-        if line is not None:
-            self.problems.append(InputProblem(f"duplicate key {key!r} (first at line {line})", *top.key_mark))
+        if key in container:
+            first = top.key_events[list(container).index(key)].start_mark
+            self.problems.append(self.problem(f"duplicate key {key!r} (first at line {first.line + 1})",
+                                              top.key_event))
             return
-        top.lines[key] = top.key_mark[0]
         container[key] = value
+        top.key_events.append(top.key_event)
 
     # -- problems ---------------------------------------------------------------------------
     def problem(self, message: str, event: Any) -> InputProblem:
