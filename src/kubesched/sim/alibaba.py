@@ -5,15 +5,43 @@ and builds the FGD simulator's arrival sequence: pods sorted by name and shuffle
 ``math/rand`` stream, then resampled up to ``tune`` x the cluster's GPU capacity, and each node's
 tie-break rank (the ``%04d-`` prefix the simulator gives node names from ``rand.Perm``).
 See ../shared/reference/fgd-method.md §1-§2 for the method and its sources.
+
+**Layouts.** A node list has the columns ``sn, cpu_milli, memory_mib, gpu, model`` (``model`` may be
+left out; empty or ``nan`` means no GPU model). A pod list needs ``name, cpu_milli, num_gpu,
+gpu_milli``; the published lists add ``memory_mib, gpu_spec, qos, pod_phase, creation_time,
+deletion_time, scheduled_time`` (``openb_pod_list_*.csv``), leave out the last five
+(``openb_pod_list_multigpu*.csv``) or ``memory_mib`` (the simulator's ``openb_pod_list_nomem*.csv``).
+What is left out takes the value pod_csv_to_yaml.py gives it, and none is read by the replay:
+``memory_mib`` 0 (no memory request), ``gpu_spec`` any model, ``qos`` and ``pod_phase`` empty, the
+times None. Columns may come in any order; an empty time cell is None, as is ``scheduled_time`` of
+the pods that never ran.
+
+**Refused**, with ``FILE:LINE: column "cpu_milli": "abc" is not a number`` lines (at most
+:data:`MAX_ERRORS` per file; :class:`TraceError`): what is not a regular file (FIFOs and devices are
+refused before they are opened, by api/yamlsafe's reader), more than :data:`MAX_CSV_BYTES`, bytes
+that are not UTF-8, an empty
+file or a header only, unknown, repeated or missing columns, a row with another number of cells than
+the header, a name that is not a DNS-1123 subdomain or is repeated, a number that is empty (where
+required), not a number, not finite, not whole or outside 0..its maximum (:data:`MAX_CPU_MILLI`,
+:data:`MAX_MEMORY_MIB`, :data:`MAX_GPUS`, :data:`MAX_TIME`), a GPU model that is not a label value,
+a share of a GPU (``gpu_milli`` < 1000) asked of several GPUs, and a node list without GPUs.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+import io
+import json
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
+
+from kubesched.api.validation import is_dns1123_subdomain, is_valid_label_value
+from kubesched.api.yamlsafe import YAMLInputError, read_text_file
 
 from .gorand import GoRand
 
@@ -22,13 +50,21 @@ __all__ = [
     "DEFAULT_TUNE",
     "EXTRA_DRAWS",
     "LABEL_GPU_PRODUCT",
+    "MAX_ARRIVAL_PODS",
+    "MAX_CPU_MILLI",
+    "MAX_CSV_BYTES",
+    "MAX_GPUS",
+    "MAX_MEMORY_MIB",
+    "MAX_TUNE",
     "RESOURCE_GPU",
     "RESOURCE_GPU_MILLI",
     "Arrival",
     "NodeRecord",
     "PodRecord",
     "Trace",
+    "TraceError",
     "arrival",
+    "check_tune",
     "load_trace",
     "manifests",
     "node_manifest",
@@ -129,58 +165,276 @@ class Arrival:
     tune: float
 
 
-def _int(cell: str) -> int:
-    return int(float(cell)) if cell.strip() else 0
+# ---- reading the CSVs ----------------------------------------------------------------------------
+
+MAX_CSV_BYTES = 16 << 20
+"""A trace CSV may have at most 16 MiB (the largest published list has 0.7 MiB): the whole file is
+read and parsed at once, so its size bounds the importer's memory."""
+MAX_ERRORS = 20
+"""Problems reported per file before the importer stops reading it."""
+MAX_CPU_MILLI = 10**9
+"""Largest ``cpu_milli`` (a million cores) and ``gpu_milli`` cell."""
+MAX_MEMORY_MIB = 1 << 30
+"""Largest ``memory_mib`` cell (1 PiB): its bytes, summed over a node's pods, stay within int64."""
+MAX_GPUS = 64
+"""Largest ``gpu`` / ``num_gpu`` cell (the published trace has 0..8): the GPU engine keeps a
+column per GPU of the largest node."""
+MAX_TIME = (1 << 63) - 1
+"""Largest time cell (Go's int64)."""
+
+NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+NODE_REQUIRED = ("sn", "cpu_milli", "memory_mib", "gpu")
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
+               "creation_time", "deletion_time", "scheduled_time")
+POD_REQUIRED = ("name", "cpu_milli", "num_gpu", "gpu_milli")
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+_DIGITS = re.compile(r"\d{1,19}")
+_R = TypeVar("_R")
 
 
-def _opt_int(cell: str) -> int | None:
-    return int(float(cell)) if cell.strip() else None
+class TraceError(ValueError):
+    """Trace CSVs that cannot be imported: one ``FILE:LINE: problem`` line each in ``errors``."""
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+class _Problems:
+    """The problems of one file, capped at :data:`MAX_ERRORS` (then :class:`_Stop` ends the read)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.errors: list[str] = []
+
+    def add(self, line: int | None, message: str) -> None:
+        where = f"{self.path}:{line}" if line is not None else self.path
+        self.errors.append(f"{where}: {message}")
+        if len(self.errors) >= MAX_ERRORS:
+            self.errors.append(f"{self.path}: stopped after {MAX_ERRORS} problems")
+            raise _Stop
+
+    def fatal(self, line: int | None, message: str) -> NoReturn:
+        self.add(line, message)
+        raise _Stop
+
+
+class _Stop(Exception):
+    """Internal: stop reading a file."""
+
+
+def _read_text(path: str | Path, problems: _Problems) -> str:
+    """The file's text through api/yamlsafe's reader, the CLI's one way to read a file: a FIFO, a
+    device or a directory is refused before it is opened (nothing blocks), at most MAX_CSV_BYTES are
+    read, and the bytes must be UTF-8."""
+    try:
+        return read_text_file(path, max_bytes=MAX_CSV_BYTES)
+    except YAMLInputError as err:
+        problems.errors.extend(f"{problems.path}{p.where()}: {p.message}" for p in err.problems)
+        raise _Stop from None
+
+
+def _rows(path: str | Path, columns: tuple[str, ...], required: tuple[str, ...], what: str,
+          problems: _Problems) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line, {column: cell}) of each data row, after checking the header against ``columns``."""
+    text = _read_text(path, problems)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    known = f"a {what} list has the columns {', '.join(columns)}"
+    try:
+        header = next(reader, None)
+        while header == []:
+            header = next(reader, None)
+        if header is None:
+            problems.fatal(None, f"empty file: no header line (required columns: {', '.join(required)})")
+        line = reader.line_num
+        names = [h.strip() for h in header]
+        for name in dict.fromkeys(n for n in names if names.count(n) > 1):
+            problems.add(line, f'column {_quoted(name)} appears {names.count(name)} times in the header')
+        for name in names:
+            if name not in columns:
+                problems.add(line, f'unknown column {_quoted(name)}; {known}')
+        missing = [c for c in required if c not in names]
+        if missing:
+            listed = ", ".join(f'"{c}"' for c in missing)
+            problems.add(line, f"missing column{'s' if len(missing) > 1 else ''} {listed} "
+                               f"(required: {', '.join(required)})")
+        if problems.errors:
+            raise _Stop
+        rows = 0
+        start = reader.line_num + 1
+        for cells in reader:
+            if cells:
+                rows += 1
+                if len(cells) != len(names):
+                    problems.add(start, f"{len(cells)} cells, but the header has {len(names)} columns")
+                else:
+                    yield start, dict(zip(names, cells, strict=True))
+            start = reader.line_num + 1
+        if rows == 0:
+            problems.fatal(line, f"only a header line: the {what} list has no rows")
+    except csv.Error as err:
+        problems.fatal(reader.line_num, f"not valid CSV: {err}")
+
+
+def _whole(problems: _Problems, line: int, row: dict[str, str], column: str, maximum: int) -> int:
+    """A cell holding a whole number in 0..maximum (``12000``, ``12000.0`` and ``1.2e4`` alike);
+    otherwise a problem, and 0 in its place (the row is dropped)."""
+    cell = row[column]
+    text = cell.strip()
+    if not text:
+        problems.add(line, f'column "{column}": empty, a number is required')
+        return 0
+    if _DIGITS.fullmatch(text):
+        value: int | Decimal = int(text)
+    elif _NON_FINITE.fullmatch(text):
+        problems.add(line, f'column "{column}": {_quoted(cell)} is not a finite number')
+        return 0
+    elif _NUMBER.fullmatch(text):
+        value = Decimal(text)
+    else:
+        problems.add(line, f'column "{column}": {_quoted(cell)} is not a number')
+        return 0
+    if not 0 <= value <= maximum:
+        problems.add(line, f'column "{column}": {_quoted(cell)} is not in 0..{maximum}')
+        return 0
+    if isinstance(value, Decimal):
+        if value != value.to_integral_value():
+            problems.add(line, f'column "{column}": {_quoted(cell)} is not a whole number')
+            return 0
+        return int(value)
+    return value
+
+
+def _opt_whole(problems: _Problems, line: int, row: dict[str, str], column: str, maximum: int) -> int | None:
+    """An optional number: None when the column is left out or the cell is empty."""
+    if not row.get(column, "").strip():
+        return None
+    return _whole(problems, line, row, column, maximum)
+
+
+def _quoted(cell: str, limit: int = 40) -> str:
+    """A cell for a message: quoted, shortened when long."""
+    return json.dumps(cell if len(cell) <= limit else cell[:limit] + "...", ensure_ascii=False)
+
+
+def _name(problems: _Problems, line: int, row: dict[str, str], column: str, seen: dict[str, int]) -> str:
+    """An object name: a DNS-1123 subdomain (metadata.name of a Node or Pod), once per file."""
+    name = row[column]
+    errs = is_dns1123_subdomain(name)
+    if errs:
+        problems.add(line, f'column "{column}": {_quoted(name)}: {"; ".join(errs)}')
+        return ""
+    first = seen.setdefault(name, line)
+    if first != line:
+        problems.add(line, f'column "{column}": "{name}" is already on line {first}')
+        return ""
+    return name
+
+
+def _model_list(problems: _Problems, line: int, row: dict[str, str], column: str) -> tuple[str, ...]:
+    """GPU models separated by ``|`` (empty parts and pandas' ``nan`` dropped), each a label value
+    (the node label ``nvidia.com/gpu.product``)."""
+    models = _models(row.get(column, ""))
+    for model in models:
+        errs = is_valid_label_value(model)
+        if errs:
+            problems.add(line, f'column "{column}": {_quoted(model)}: {"; ".join(errs)}')
+            return ()
+    return models
 
 
 def _models(cell: str) -> tuple[str, ...]:
-    return tuple(part for part in cell.split("|") if part and part.lower() != "nan")
+    return tuple(part for part in (p.strip() for p in cell.split("|")) if part and part.lower() != "nan")
+
+
+def _collect(read: Callable[[_Problems], list[_R]], path: str | Path) -> list[_R]:
+    problems = _Problems(str(path))
+    try:
+        out = read(problems)
+    except _Stop:
+        out = []
+    if problems.errors:
+        raise TraceError(problems.errors)
+    return out
 
 
 def read_nodes(path: str | Path) -> list[NodeRecord]:
-    """Node rows in file order (columns ``sn, cpu_milli, memory_mib, gpu, model``)."""
-    with open(path, newline="") as f:
-        return [
-            NodeRecord(
-                name=row["sn"],
-                cpu_milli=_int(row["cpu_milli"]),
-                memory_mib=_int(row["memory_mib"]),
-                gpu=_int(row["gpu"]),
-                model="" if row.get("model", "").lower() in ("", "nan") else row["model"],
-            )
-            for row in csv.DictReader(f)
-        ]
+    """Node rows in file order (columns ``sn, cpu_milli, memory_mib, gpu, model``; ``model`` may be
+    left out or empty: no GPU model). TraceError lists the problems, ``FILE:LINE: ...`` each."""
+
+    def read(problems: _Problems) -> list[NodeRecord]:
+        out: list[NodeRecord] = []
+        seen: dict[str, int] = {}
+        for line, row in _rows(path, NODE_COLUMNS, NODE_REQUIRED, "node", problems):
+            before = len(problems.errors)
+            name = _name(problems, line, row, "sn", seen)
+            cpu = _whole(problems, line, row, "cpu_milli", MAX_CPU_MILLI)
+            memory = _whole(problems, line, row, "memory_mib", MAX_MEMORY_MIB)
+            gpu = _whole(problems, line, row, "gpu", MAX_GPUS)
+            models = _model_list(problems, line, row, "model")
+            if len(models) > 1:
+                problems.add(line, f'column "model": {_quoted(row["model"])}: a node has one GPU model')
+            if len(problems.errors) == before:
+                out.append(NodeRecord(name, cpu, memory, gpu, models[0] if models else ""))
+        return out
+
+    return _collect(read, path)
 
 
 def read_pods(path: str | Path) -> list[PodRecord]:
-    """Pod rows in file order. Only ``name, cpu_milli, memory_mib, num_gpu, gpu_milli`` are required
-    (the multigpu* lists have no more columns)."""
-    with open(path, newline="") as f:
-        return [
-            PodRecord(
-                name=row["name"],
-                cpu_milli=_int(row["cpu_milli"]),
-                memory_mib=_int(row["memory_mib"]),
-                num_gpu=_int(row["num_gpu"]),
-                gpu_milli=_int(row["gpu_milli"]),
-                gpu_spec=_models(row.get("gpu_spec") or ""),
-                qos=row.get("qos") or "",
-                pod_phase=row.get("pod_phase") or "",
-                creation_time=_opt_int(row.get("creation_time") or ""),
-                deletion_time=_opt_int(row.get("deletion_time") or ""),
-                scheduled_time=_opt_int(row.get("scheduled_time") or ""),
+    """Pod rows in file order. ``name, cpu_milli, num_gpu, gpu_milli`` are required; the others may
+    be left out, as in the published lists that have fewer columns (module docstring: defaults).
+    TraceError lists the problems, ``FILE:LINE: ...`` each."""
+
+    def read(problems: _Problems) -> list[PodRecord]:
+        out: list[PodRecord] = []
+        seen: dict[str, int] = {}
+        for line, row in _rows(path, POD_COLUMNS, POD_REQUIRED, "pod", problems):
+            before = len(problems.errors)
+            pod = PodRecord(
+                name=_name(problems, line, row, "name", seen),
+                cpu_milli=_whole(problems, line, row, "cpu_milli", MAX_CPU_MILLI),
+                memory_mib=_whole(problems, line, row, "memory_mib", MAX_MEMORY_MIB) if "memory_mib" in row else 0,
+                num_gpu=_whole(problems, line, row, "num_gpu", MAX_GPUS),
+                gpu_milli=_whole(problems, line, row, "gpu_milli", MAX_CPU_MILLI),
+                gpu_spec=_model_list(problems, line, row, "gpu_spec"),
+                qos=row.get("qos", "").strip(),
+                pod_phase=row.get("pod_phase", "").strip(),
+                creation_time=_opt_whole(problems, line, row, "creation_time", MAX_TIME),
+                deletion_time=_opt_whole(problems, line, row, "deletion_time", MAX_TIME),
+                scheduled_time=_opt_whole(problems, line, row, "scheduled_time", MAX_TIME),
             )
-            for row in csv.DictReader(f)
-        ]
+            if 0 < pod.gpu_per_device < MILLI and pod.num_gpu > 1:
+                problems.add(line, f'column "gpu_milli": {pod.gpu_milli} milli is a share of one GPU, '
+                                   f"but num_gpu is {pod.num_gpu}")
+            if len(problems.errors) == before:
+                out.append(pod)
+        return out
+
+    return _collect(read, path)
 
 
 def load_trace(nodes_csv: str | Path, pods_csv: str | Path) -> Trace:
-    nodes = sorted(read_nodes(nodes_csv), key=lambda n: n.name)
-    pods = sorted(read_pods(pods_csv), key=lambda p: p.name)
+    """Both lists, each sorted by name; TraceError with the problems of both files."""
+    errors: list[str] = []
+    nodes: list[NodeRecord] = []
+    pods: list[PodRecord] = []
+    try:
+        nodes = read_nodes(nodes_csv)
+    except TraceError as err:
+        errors.extend(err.errors)
+    try:
+        pods = read_pods(pods_csv)
+    except TraceError as err:
+        errors.extend(err.errors)
+    if errors:
+        raise TraceError(errors)
+    if not any(n.gpu for n in nodes):
+        raise TraceError([f"{nodes_csv}: no node has a GPU; the replay measures GPU allocation"])
+    nodes.sort(key=lambda n: n.name)
+    pods.sort(key=lambda p: p.name)
     return Trace(nodes=tuple(nodes), pods=tuple(pods))
 
 
@@ -248,10 +502,26 @@ def pod_manifest(
 # ---- arrival sequence ---------------------------------------------------------------------------
 
 
+MAX_TUNE = 10.0
+"""Largest ``tune``: ten times the cluster's GPU capacity (about 84000 pods of the default trace)."""
+MAX_ARRIVAL_PODS = 100_000
+"""Most pods one run may create: the replay keeps every pod (about 4.5 KB each through the
+framework), so this bounds its memory."""
+
+
+def check_tune(tune: float) -> float:
+    """``tune`` if it is a finite number in (0, MAX_TUNE]; ValueError naming the bound otherwise."""
+    if not (math.isfinite(tune) and 0 < tune <= MAX_TUNE):
+        raise ValueError(f"must be a finite number > 0 and <= {MAX_TUNE:g}, got {tune}")
+    return tune
+
+
 def _tune(
     originals: Sequence[PodRecord], shuffled: list[PodRecord], rng: GoRand, tune: float, capacity: int
 ) -> list[PodRecord]:
-    """TunePodsByNodeTotalResource: resample (or prune) to ``tune`` x GPU capacity, Go's float tests."""
+    """TunePodsByNodeTotalResource: resample (or prune) to ``tune`` x GPU capacity, Go's float tests.
+
+    Where the simulator would loop for ever (no pod asks for a GPU) or without bound, ValueError."""
     total = sum(p.total_gpu_milli for p in originals)
     target = tune * float(capacity)
     if tune <= 0 or float(total) == target:
@@ -266,6 +536,9 @@ def _tune(
         return pods
     if not originals:
         return shuffled
+    if not any(p.gpu_per_device for p in originals):
+        raise ValueError(f"no pod asks for a GPU, so the workload cannot grow to tune {tune:g} x the "
+                         f"cluster's {capacity // MILLI} GPUs")
     out = list(shuffled)
     i = 0
     while True:
@@ -273,6 +546,9 @@ def _tune(
         # the simulator tests the per-GPU milli, not the pod's total, against the target
         if float(total + pod.gpu_per_device) > target:
             return out
+        if len(out) >= MAX_ARRIVAL_PODS:
+            raise ValueError(f"tune {tune:g} makes more than {MAX_ARRIVAL_PODS} pods arrive, the most one run "
+                             "may have; lower the tune")
         total += pod.total_gpu_milli
         out.append(replace(pod, name=f"{pod.name}-tuned-{i}"))
         i += 1
@@ -281,11 +557,20 @@ def _tune(
 def arrival(
     trace: Trace, seed: int, tune: float = DEFAULT_TUNE, *, extra_draws: int = EXTRA_DRAWS
 ) -> Arrival:
-    """The pod sequence and node ranks of one run (fgd-method.md §2, steps 1-5)."""
+    """The pod sequence and node ranks of one run (fgd-method.md §2, steps 1-5); ``tune`` <= 0
+    keeps the pods as they are. ValueError for a tune that is not finite or above MAX_TUNE, or a
+    run of more than MAX_ARRIVAL_PODS pods."""
+    if not (math.isfinite(tune) and tune <= MAX_TUNE):
+        raise ValueError(f"tune must be a finite number <= {MAX_TUNE:g}, got {tune}")
+    if len(trace.pods) > MAX_ARRIVAL_PODS and tune <= 0:
+        raise ValueError(f"{len(trace.pods)} pods, more than the {MAX_ARRIVAL_PODS} one run may have")
     rng = GoRand(seed)
     rng.Int63()  # a debug-log argument calls rand.Int() even with logging off (core.go)
     shuffled = rng.shuffled(list(trace.pods))
     sequence = _tune(trace.pods, shuffled, rng, tune, trace.total_gpu_milli)
+    if len(sequence) > MAX_ARRIVAL_PODS:
+        raise ValueError(f"tune {tune:g} keeps {len(sequence)} of the {len(trace.pods)} pods, more than the "
+                         f"{MAX_ARRIVAL_PODS} one run may have")
     for _ in range(extra_draws):
         rng.Int63()
     perm = rng.Perm(len(trace.nodes))

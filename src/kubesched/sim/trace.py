@@ -22,6 +22,7 @@ against: for the deterministic policies both give identical series.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -44,9 +45,11 @@ from kubesched.scheduler import TIE_BREAK_NODE_ORDER, Scheduler
 from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, Trace, arrival, manifests
 
 __all__ = [
+    "MAX_SEEDS",
     "PolicyRuns",
     "Progress",
     "canonical_policy",
+    "parse_policies",
     "parse_seeds",
     "replay_config",
     "replay_framework",
@@ -291,20 +294,54 @@ class PolicyRuns:
 RunProgress = Callable[[str, int], Progress]
 
 
+MAX_SEEDS = 100
+"""Most seeds one ``kubesched trace`` command replays: every run's curves are kept for the means."""
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_SEED_RANGE = re.compile(r"\s*([+-]?\d{1,20})\s*(?:\.\.|-)\s*([+-]?\d{1,20})\s*|\s*([+-]?\d{1,20})\s*")
+
+
 def parse_seeds(seeds: Sequence[int], seed_range: str | None) -> list[int]:
-    """``--seed`` values followed by a ``--seeds`` range ``A..B`` (or ``A-B``, inclusive)."""
+    """``--seed`` values followed by a ``--seeds`` range ``A..B`` (or ``A-B``, inclusive): at most
+    MAX_SEEDS distinct seeds, each a Go ``int64``. ValueError naming the option otherwise; the range
+    is counted before it is built."""
+    for s in seeds:
+        if not _INT64_MIN <= s <= _INT64_MAX:
+            raise ValueError(f"--seed: {s} is not a 64-bit integer")
     out = list(seeds)
-    if seed_range:
-        text = seed_range.replace("..", "-", 1) if ".." in seed_range else seed_range
-        lo, sep, hi = text.partition("-")
-        try:
-            first, last = int(lo), int(hi) if sep else int(lo)
-        except ValueError:
-            raise ValueError(f"--seeds: {seed_range!r} is not a range like 42..51") from None
+    if seed_range is not None:
+        m = _SEED_RANGE.fullmatch(seed_range)
+        if m is None:
+            raise ValueError(f"--seeds: {seed_range!r} is not a range like 42..51")
+        first, last = (int(m[1]), int(m[2])) if m[1] is not None else (int(m[3]), int(m[3]))
+        for s in (first, last):
+            if not _INT64_MIN <= s <= _INT64_MAX:
+                raise ValueError(f"--seeds: {s} is not a 64-bit integer")
         if last < first:
             raise ValueError(f"--seeds: empty range {seed_range!r}")
+        if last - first + 1 > MAX_SEEDS:
+            raise ValueError(f"--seeds: {seed_range!r} is {last - first + 1} seeds, more than the {MAX_SEEDS} "
+                             "one command may run")
         out.extend(range(first, last + 1))
-    return list(dict.fromkeys(out)) or [42]
+    unique = list(dict.fromkeys(out)) or [42]
+    if len(unique) > MAX_SEEDS:
+        raise ValueError(f"--seed/--seeds: {len(unique)} seeds, more than the {MAX_SEEDS} one command may run")
+    return unique
+
+
+def parse_policies(args: Sequence[str]) -> list[str]:
+    """``--policy`` values: names separated by commas, any case, or ``all``; canonical names in
+    order, each once. ValueError naming the known policies when none is named or one is unknown."""
+    names = [p.strip() for arg in args for p in arg.split(",") if p.strip()]
+    known = ", ".join(POLICY_NAMES)
+    if not names:
+        raise ValueError(f"--policy: no policy named; one or more of {known}, or all")
+    if any(n.lower() == "all" for n in names):
+        return list(POLICY_NAMES)
+    unknown = [n for n in names if n.lower() not in {p.lower() for p in POLICY_NAMES}]
+    if unknown:
+        listed = ", ".join(repr(n) for n in dict.fromkeys(unknown))
+        raise ValueError(f"--policy: unknown policy {listed}; known: {known}, or all")
+    return list(dict.fromkeys(canonical_policy(n) for n in names))
 
 
 def run_replays(
