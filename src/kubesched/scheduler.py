@@ -385,7 +385,8 @@ class Scheduler:
         try:
             result, assumed, status = self.scheduling_cycle(state, fw, qpi, start)
         except Exception as err:  # a bug outside any guarded plugin call must not lose the pod
-            log.exception("scheduling cycle of %s failed", pi.key)
+            log.error("scheduling cycle of %s failed: %s", pi.key, err)
+            log.debug("scheduling cycle of %s failed", pi.key, exc_info=True)
             self._undo_assume(state, fw, pi)
             self.handle_scheduling_failure(fw, qpi, Status.as_status(err), _CLEAR, start)
             return True
@@ -404,7 +405,14 @@ class Scheduler:
             return
         fw.waiting_pods.remove(pi.uid)
         fw.run_reserve_plugins_unreserve(state, assumed, assumed.node_name)
+        self._forget(assumed)
+
+    def _forget(self, assumed: PodInfo) -> None:
+        """Forget an assumed pod, telling the queue (its fingerprint of the assumed pods)."""
+        was_assumed = self.cache.is_assumed(assumed.uid)
         self.cache.forget_pod(assumed)
+        if was_assumed:
+            self.queue.toggle_assumed(assumed.uid)
 
     def scheduling_cycle(
         self, state: CycleState, fw: Framework, qpi: QueuedPodInfo, start: float
@@ -441,20 +449,21 @@ class Scheduler:
             self.cache.assume_pod(assumed, host)
         except CacheError as err:
             return ScheduleResult(nominating_info=_CLEAR), assumed, Status.as_status(err)
+        self.queue.toggle_assumed(assumed.uid)
         self.queue.delete_nominated_pod_if_exists(pi.uid)
 
         # Run the Reserve method of reserve plugins.
         sts = fw.run_reserve_plugins_reserve(state, assumed, host)
         if not sts.is_success():
             fw.run_reserve_plugins_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
+            self._forget(assumed)
             return ScheduleResult(nominating_info=_CLEAR), assumed, self._single_node_failure(pi, host, sts)
 
         # Run "permit" plugins.
         permit = fw.run_permit_plugins(state, assumed, host, self.clock)
         if not permit.is_wait() and not permit.is_success():
             fw.run_reserve_plugins_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
+            self._forget(assumed)
             return ScheduleResult(nominating_info=_CLEAR), assumed, self._single_node_failure(pi, host, permit)
         return result, assumed, Status(Code.SUCCESS)
 
@@ -717,7 +726,8 @@ class Scheduler:
         try:
             status = self.binding_cycle(state, fw, result, qpi, assumed, permit)
         except Exception as err:  # never lose a pod to a bug in a binding path
-            log.exception("binding cycle of %s failed", assumed.key)
+            log.error("binding cycle of %s failed: %s", assumed.key, err)
+            log.debug("binding cycle of %s failed", assumed.key, exc_info=True)
             status = Status.as_status(err)
         if status.is_success():
             # Upstream metrics.PodScheduled: the attempt from the cycle's start to the binding.
@@ -795,15 +805,17 @@ class Scheduler:
         status: Status,
     ) -> None:
         fw.run_reserve_plugins_unreserve(state, assumed, host)
-        self.cache.forget_pod(assumed)
+        self._forget(assumed)
         uid = assumed.uid
+        # Forgetting the pod frees what it held: an AssignedPodDelete for the other pods, which
+        # undoes the assumption rather than changing the cluster (see the queue's retry_may_help).
         if status.is_rejected():
             self.handle_scheduling_failure(fw, qpi, status, _CLEAR, start)
             self.queue.move_all_to_active_or_backoff(
-                ASSIGNED_POD_DELETE, assumed.pod, None, lambda q: q.pod_info.uid != uid
+                ASSIGNED_POD_DELETE, assumed.pod, None, lambda q: q.pod_info.uid != uid, undo_of_assume=True
             )
         else:
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed.pod, None)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed.pod, None, undo_of_assume=True)
             self.handle_scheduling_failure(fw, qpi, status, _CLEAR, start)
 
     # ------------------------------------------------------------------------------------------

@@ -173,10 +173,27 @@ class SchedulingQueue:
         #: uid -> sequence number of the pod's live backoff heap entry; older entries are stale
         #: (the pod left backoffQ and came back with a new expiry) and must not release it.
         self._backoff_seq: dict[str, int] = {}
-        #: Counts the cluster events the queue has seen; with the count at each pod's last attempt
-        #: it tells whether retrying a backing-off pod may give another result (simulator's end).
+        #: Counts the cluster events the queue has seen, but for the scheduler undoing its own
+        #: assumption of a pod; with the assumed pods' fingerprint it is the state a scheduling
+        #: attempt sees (:meth:`_state`), which tells whether retrying a pod can give another
+        #: result (the simulator's end, :meth:`retry_may_help`).
         self.events_seen = 0
-        self._attempt_events: dict[str, int] = {}
+        #: XOR of the hashes of the pods the scheduler assumed and has not forgotten (see
+        #: :meth:`toggle_assumed`).
+        self.assumed_fingerprint = 0
+        #: uid -> the state its last attempt started from, and its attempts since a cluster event.
+        self._attempt_state: dict[str, tuple[int, int]] = {}
+        self._attempts_since_event: dict[str, int] = {}
+        self._futile_limit = _attempts_to_max_backoff(pod_initial_backoff, pod_max_backoff)
+        #: The simulator's setting: a retry that would start from the state of the pod's last
+        #: attempt is not made early — a backoffQ pod is not popped before its backoff expires (it
+        #: waits in ``_futile_backoff``), and undoing an assumption does not move it — since a
+        #: deterministic retry cannot fare differently, and on a virtual clock such retries can
+        #: repeat at one instant, or ping-pong between two pods, forever. A real cluster retries
+        #: as upstream does.
+        self.skip_futile_early_pops = False
+        self._futile_backoff: list[tuple[float, int, str]] = []
+        self._futile_state: tuple[int, int] | None = None
         self._unschedulable = _Pool()
         #: (profile, rejecting plugins, event) -> whether one of them registered for the event.
         self._interest: dict[tuple[_GroupKey, ClusterEvent], bool] = {}
@@ -262,12 +279,62 @@ class SchedulingQueue:
             del self._active_uids[item.qpi.pod_info.uid]
             return self._start(item.qpi)
         if self.pop_from_backoff_q:
+            self._unpark_futile()
+            now = self.clock.now()
             while self._backoff:
-                _, seq, uid = heapq.heappop(self._backoff)
+                entry = heapq.heappop(self._backoff)
+                expiry, seq, uid = entry
+                if self._backoff_seq.get(uid) != seq:
+                    continue  # stale
+                if self.skip_futile_early_pops and expiry > now and self._futile(uid):
+                    heapq.heappush(self._futile_backoff, entry)
+                    self._futile_state = self._state()
+                    continue
                 qpi = self._take_backoff(uid, seq)
                 if qpi is not None:
                     return self._start(qpi)
         return None
+
+    def _state(self) -> tuple[int, int]:
+        """What a scheduling attempt starting now sees, as far as the queue can tell."""
+        return self.events_seen, self.assumed_fingerprint
+
+    def _capped(self, uid: str) -> bool:
+        """No cluster event since the pod's last attempt, and it has had as many attempts since
+        the last one as it takes its backoff to reach the maximum: no retry can fare differently."""
+        last = self._attempt_state.get(uid)
+        return (
+            last is not None
+            and last[0] == self.events_seen
+            and self._attempts_since_event.get(uid, 0) >= self._futile_limit
+        )
+
+    def _futile(self, uid: str) -> bool:
+        """An immediate retry would start from the state of the pod's last attempt (or it is capped)."""
+        return self._attempt_state.get(uid) == self._state() or self._capped(uid)
+
+    def _park_if_capped(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """In a simulation, a capped pod waits in the unschedulable pool for a cluster event
+        instead of being retried (see :meth:`retry_may_help`)."""
+        if not (self.skip_futile_early_pops and self._capped(qpi.pod_info.uid)):
+            return False
+        self._unschedulable[qpi.pod_info.uid] = (qpi, self.clock.now())
+        self._inc(UNSCHEDULABLE_Q, event)
+        return True
+
+    def _unpark_futile(self) -> None:
+        """The state changed since pods were parked as futile: they may be popped early again."""
+        if self._futile_backoff and self._futile_state != self._state():
+            self._backoff.extend(self._futile_backoff)
+            heapq.heapify(self._backoff)
+            self._futile_backoff.clear()
+
+    def toggle_assumed(self, uid: str) -> None:
+        """The scheduler assumed the pod, or forgot the pod it had assumed. Forgetting restores what
+        the assumption changed, so an attempt after both sees the state of one before both;
+        confirmations need no call, as each comes with a cluster event."""
+        with self._cond:
+            self.assumed_fingerprint ^= hash(uid)
 
     def _take_backoff(self, uid: str, seq: int) -> QueuedPodInfo | None:
         """The pod of a backoff heap entry, removed from backoffQ; None for a stale entry."""
@@ -283,7 +350,12 @@ class SchedulingQueue:
 
     def _start(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
         self.scheduling_cycle += 1
-        self._attempt_events[qpi.pod_info.uid] = self.events_seen
+        uid = qpi.pod_info.uid
+        state = self._state()
+        last = self._attempt_state.get(uid)
+        since = self._attempts_since_event.get(uid, 0) + 1 if last is not None and last[0] == state[0] else 1
+        self._attempt_state[uid] = state
+        self._attempts_since_event[uid] = since
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.clock.now()
@@ -382,6 +454,8 @@ class SchedulingQueue:
         self._cond.notify()
 
     def _requeue(self, qpi: QueuedPodInfo, strategy: _Strategy, event: str) -> None:
+        if self._park_if_capped(qpi, event):
+            return
         if strategy == _Strategy.AFTER_BACKOFF and self.backoff_expiry(qpi) > self.clock.now():
             self._push_backoff(qpi, event)
         else:
@@ -391,11 +465,11 @@ class SchedulingQueue:
         """Move pods whose backoff expired to activeQ (runs on a timer)."""
         with self._cond:
             now = self.clock.now()
-            for heap in (self._backoff, self._error_backoff):
+            for heap in (self._backoff, self._error_backoff, self._futile_backoff):
                 while heap and heap[0][0] <= now:
                     _, seq, uid = heapq.heappop(heap)
                     qpi = self._take_backoff(uid, seq)
-                    if qpi is not None:
+                    if qpi is not None and not self._park_if_capped(qpi, "BackoffComplete"):
                         self._move_to_active_or_gate(qpi, "BackoffComplete")
 
     def _arm_leftover_flush(self) -> None:
@@ -445,8 +519,12 @@ class SchedulingQueue:
                 if ewh.hint is not None:
                     try:
                         hint = ewh.hint(qpi.pod, old, new)
-                    except Exception:
-                        log.exception("queueing hint of %s failed; requeuing %s", plugin, qpi.pod_info.key)
+                    except Exception as err:  # upstream: an error from the hint means Queue
+                        log.warning(
+                            "queueing hint of plugin %s failed for pod %s on %s; requeuing: %s",
+                            plugin, qpi.pod_info.key, event, " ".join(str(err).split()) or type(err).__name__,
+                        )
+                        log.debug("queueing hint of %s failed", plugin, exc_info=True)
                         hint = QueueingHint.QUEUE
                 if hint != QueueingHint.QUEUE:
                     continue
@@ -480,10 +558,17 @@ class SchedulingQueue:
         old: Any = None,
         new: Any = None,
         precheck: Callable[[QueuedPodInfo], bool] | None = None,
+        *,
+        undo_of_assume: bool = False,
     ) -> None:
-        """A cluster event: retry the unschedulable/gated pods it may help (upstream name)."""
+        """A cluster event: retry the unschedulable/gated pods it may help (upstream name).
+
+        ``undo_of_assume``: the event is the scheduler forgetting a pod it assumed (its binding
+        cycle failed). It moves pods as any event, but it is no change of the cluster for
+        :meth:`retry_may_help` — the assumed-pod fingerprint records it (:meth:`toggle_assumed`)."""
         with self._cond:
-            self.events_seen += 1
+            if not undo_of_assume:
+                self.events_seen += 1
             if self._in_flight:
                 self._events.append((event, old, new))
             if not self._unschedulable:
@@ -496,9 +581,14 @@ class SchedulingQueue:
                 if self._may_requeue(key, event)
                 for uid, order in members.items()
             )
+            # In a simulation, undoing an assumption does not retry a pod whose last attempt
+            # started without it: the retry would start from that attempt's state again.
+            futile = undo_of_assume and self.skip_futile_early_pops
             for _, uid in candidates:
                 qpi = pool[uid][0]
                 if precheck is not None and not precheck(qpi):
+                    continue
+                if futile and self._futile(uid):
                     continue
                 strategy = self._worth_requeuing(qpi, event, old, new)
                 if strategy == _Strategy.SKIP:
@@ -567,7 +657,8 @@ class SchedulingQueue:
         with self._cond:
             self.events_seen += 1
             uid = pod_uid(pod)
-            self._attempt_events.pop(uid, None)
+            self._attempt_state.pop(uid, None)
+            self._attempts_since_event.pop(uid, None)
             self._active_uids.pop(uid, None)
             self._drop_backoff(uid)
             self._unschedulable.pop(uid, None)
@@ -629,7 +720,13 @@ class SchedulingQueue:
     def has_active(self) -> bool:
         if self._active_uids:
             return True
-        return self.pop_from_backoff_q and any(self._backoff_seq.get(uid) == seq for _, seq, uid in self._backoff)
+        if not self.pop_from_backoff_q:
+            return False
+        if any(self._backoff_seq.get(uid) == seq for _, seq, uid in self._backoff):
+            return True
+        return self._futile_state != self._state() and any(
+            self._backoff_seq.get(uid) == seq for _, seq, uid in self._futile_backoff
+        )
 
     def in_flight_count(self) -> int:
         return len(self._in_flight)
@@ -637,17 +734,41 @@ class SchedulingQueue:
     def retry_may_help(self) -> bool:
         """Could a pod waiting out its backoff get another result when retried?
 
-        Yes while its backoff still grows (a transient failure gets a few retries), or when the
-        cluster changed since its last attempt. A deterministic simulation ends when no retry
-        can, instead of retrying a permanently failing pod every 10 s forever.
+        Yes when a cluster event arrived since its last attempt started. Without one, a pod gets
+        no more attempts than it takes its backoff to reach the maximum (5 with the defaults):
+        while its backoff grows (a transient failure), or when the set of assumed pods differs
+        from the one its last attempt saw. The scheduler forgetting a pod it assumed (a failed
+        binding cycle) is no cluster event: it restores the state of before the assumption.
+
+        That is what ends a simulation whose pods fail for good — a Bind plugin that always
+        raises, a Permit that always rejects or times out — with each pod pending and its last
+        error. It provably ends: in a simulation a pod that used up its attempts is retried by no
+        path until a cluster event (see ``skip_futile_early_pops``); timers of the input
+        (arrivals, completions) are finite, and the scheduler's own events (bindings, preemption's
+        deletions) are bounded by the pods, so the attempts are bounded too.
         """
         with self._cond:
+            state = self._state()
             for uid, qpi in self._backoff_pods.items():
-                if self.backoff_duration(qpi) < self.max_backoff:
+                last = self._attempt_state.get(uid)
+                if last is None or last[0] != state[0]:
                     return True
-                if self.events_seen > self._attempt_events.get(uid, -1):
+                if self._capped(uid):
+                    continue
+                if last != state or self.backoff_duration(qpi) < self.max_backoff:
                     return True
             return False
+
+
+def _attempts_to_max_backoff(initial: float, maximum: float) -> int:
+    """Attempts after which the backoff (initial × 2^(n−1)) reaches the maximum: 5 for 1 s and 10 s."""
+    if initial <= 0 or maximum <= initial:
+        return 1
+    n, d = 1, initial
+    while d < maximum:
+        d *= 2
+        n += 1
+    return n
 
 
 def event_for_resource(resource: EventResource, action: Any, label: str = "") -> ClusterEvent:

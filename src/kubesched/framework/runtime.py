@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,18 @@ class FrameworkError(ValueError):
     """A profile that cannot be built (unknown plugin, duplicate, missing QueueSort/Bind...)."""
 
 
+def _permit_timeout(value: Any) -> float | None:
+    """A Permit plugin's Wait timeout in seconds, or None when it is no number (see
+    :meth:`Framework.run_permit_plugins`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        return None
+    try:
+        t = float(value)
+    except OverflowError:  # an int beyond float's range: far above maxTimeout, or far below zero
+        t = math.inf if value > 0 else -math.inf
+    return None if math.isnan(t) else t
+
+
 def _q(name: str) -> str:
     """Go's ``%q`` of a plugin or pod name: upstream's messages quote names with double quotes."""
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -113,6 +126,50 @@ def _extension(
 
 def _implements(plugin: object, proto: type) -> bool:
     return isinstance(plugin, proto)
+
+
+def _one_line(err: object) -> str:
+    """An exception's text on one line (a log line or a message per problem)."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def _debug_traceback(plugin: str, point: str) -> None:
+    """The traceback of the exception being handled, at -v 4 (DEBUG) only: a plugin's failure is
+    reported once as a status or a warning line, never as a traceback at the default verbosity."""
+    log.debug("plugin %s failed at %s", plugin, point, exc_info=True)
+
+
+def _priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    """Upstream PrioritySort's ``Less``: higher priority first, then the earlier timestamp."""
+    pa, pb = a.pod_info.priority, b.pod_info.priority
+    return pa > pb or (pa == pb and a.timestamp < b.timestamp)
+
+
+def _bad_score(value: object) -> str | None:
+    """Why ``value`` is no node score (upstream's are int64), or None. A finite float is
+    truncated as before; NaN, infinities and non-numbers are the plugin's error."""
+    if type(value) is int or isinstance(value, np.integer):
+        return None
+    if isinstance(value, float | np.floating) and math.isfinite(value):
+        return None
+    return f"returned score {value!r:.60}, not an integer"
+
+
+def _bad_scores(scores: Any, n: int) -> str | None:
+    """:func:`_bad_score` for a batch Score/NormalizeScore result, which must be one number a node."""
+    arr = np.asarray(scores)
+    if arr.shape != (n,):
+        return f"returned {arr.shape[0] if arr.ndim == 1 else arr.shape} scores for {n} nodes"
+    if arr.dtype.kind in "iub":
+        return None
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr)
+        return f"returned score {arr[bad][0]!r}, not an integer" if bad.any() else None
+    for v in arr.tolist():
+        why = _bad_score(v)
+        if why is not None:
+            return why
+    return None
 
 
 @dataclass
@@ -302,17 +359,43 @@ class Framework:
         return out
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
-        """Plugin name -> events it registered; plugins without EnqueueExtensions get the wildcard."""
+        """Plugin name -> events it registered; plugins without EnqueueExtensions get the wildcard.
+
+        A plugin whose ``events_to_register`` raises, or returns anything but ClusterEventWithHints,
+        makes the profile unusable: :class:`FrameworkError`, one line per plugin. That is upstream's
+        behaviour (``buildQueueingHintMap`` joins the plugins' errors and ``scheduler.New`` fails, so
+        kube-scheduler does not start); registering "all events" instead would hide the bug and
+        retry that plugin's pods on every event."""
         out: dict[str, list[ClusterEventWithHint]] = {}
+        problems: list[str] = []
         for attr in _REQUEUE_POINTS:
             for p in self.points[attr]:
                 if p.name in out:
                     continue
                 if _implements(p, EnqueueExtensions):
-                    out[p.name] = list(p.events_to_register())
+                    try:
+                        events = list(p.events_to_register())
+                    except Exception as err:
+                        log.debug("plugin %s failed at EventsToRegister", p.name, exc_info=True)
+                        problems.append(f"{self._where()}: plugin {_q(p.name)}: EventsToRegister failed: "
+                                        f"{_one_line(err)}")
+                        continue
+                    bad = [e for e in events if not isinstance(e, ClusterEventWithHint)]
+                    if bad:
+                        problems.append(f"{self._where()}: plugin {_q(p.name)}: EventsToRegister returned "
+                                        f"{bad[0]!r:.100}, not a ClusterEventWithHint")
+                        continue
+                    out[p.name] = events
                 else:
                     out[p.name] = [ClusterEventWithHint(WILDCARD_EVENT)]
+        if problems:
+            raise FrameworkError("\n".join(problems))
         return out
+
+    def _where(self) -> str:
+        """The profile as construction errors name it: its place in the config file, if known."""
+        origin = self.profile.origin
+        return f"{origin} ({self.profile_name})" if origin else f"profile {_q(self.profile_name)}"
 
     # ------------------------------------------------------------------------------------------
     # helpers
@@ -355,17 +438,37 @@ class Framework:
 
     @staticmethod
     def _exception_status(plugin: Any, point: str, err: Exception) -> Status:
+        """A plugin's exception as its Error status. The scheduler logs the status's message once
+        (one line, as upstream logs an error status); the traceback only at -v 4 (DEBUG)."""
         if isinstance(err, InvalidObjectError):  # bad input, not a bug: no traceback
             log.warning("plugin %s at %s: invalid object: %s", plugin.name, point, err)
         else:
-            log.exception("plugin %s failed at %s", plugin.name, point)
+            _debug_traceback(plugin.name, point)
         return Status(Code.ERROR, str(err) or type(err).__name__, error=err, plugin=plugin.name)
 
     # ------------------------------------------------------------------------------------------
     # queue
     # ------------------------------------------------------------------------------------------
+    #: Whether the QueueSort plugin's failure was logged (once per profile).
+    _less_failed = False
+
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        return bool(self.queue_sort.less(a, b))
+        """The QueueSort plugin's ``less``. Where it raises, that comparison falls back to
+        upstream's PrioritySort order (higher priority first, then the earlier timestamp) and the
+        failure is logged once: a heap whose comparator raises is left half-sifted, losing or
+        misplacing pods, while a comparator that never raises keeps every pod in the queue."""
+        try:
+            return bool(self.queue_sort.less(a, b))
+        except Exception as err:
+            if not self._less_failed:
+                self._less_failed = True
+                log.warning(
+                    "plugin %s failed at QueueSort: %s; comparing by priority and timestamp (PrioritySort) instead",
+                    _q(self.queue_sort.name),
+                    _one_line(err),
+                )
+                _debug_traceback(self.queue_sort.name, "QueueSort")
+            return _priority_sort_less(a, b)
 
     def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status:
         for p in self.points["pre_enqueue"]:
@@ -544,7 +647,7 @@ class Framework:
                 codes[pending[rejected]] = got[rejected] + len(statuses)
                 statuses.extend(self._filter_rejection(p, s) for s in answers)
             except Exception as err:
-                log.exception("plugin %s failed at Filter (batch statuses)", p.name)
+                _debug_traceback(p.name, "Filter (batch statuses)")
                 error = Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
                 codes[pending] = len(statuses)
                 statuses.append(error)
@@ -603,7 +706,7 @@ class Framework:
                 if m is not None:
                     mask &= m
             except Exception as err:
-                log.exception("plugin %s failed at Filter (batch)", p.name)
+                _debug_traceback(p.name, "Filter (batch)")
                 return Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
         return mask
 
@@ -701,38 +804,51 @@ class Framework:
                 continue
             try:
                 if snapshot is not None and indices is not None and p.name in self._batch_score:
-                    scores = np.asarray(p.score_batch(state, pod, snapshot, indices), dtype=np.int64)
+                    got = p.score_batch(state, pod, snapshot, indices)
+                    why = _bad_scores(got, len(nodes))
+                    if why is not None:
+                        return self._score_error(p.name, why, start, "score")
+                    scores = np.asarray(got, dtype=np.int64)
                 else:
                     scores = np.empty(len(nodes), dtype=np.int64)
                     for i, ni in enumerate(nodes):
                         value, st = p.score(state, pod, ni)
                         if st is not None and not st.is_success():
                             return self._score_error(p.name, st.message(), start, "score")
+                        if type(value) is not int and (why := _bad_score(value)) is not None:
+                            return self._score_error(p.name, why, start, "score")
                         scores[i] = value
             except Exception as err:
-                log.exception("plugin %s failed at Score", p.name)
-                return self._score_error(p.name, str(err), start, "score")
+                _debug_traceback(p.name, "Score")
+                return self._score_error(p.name, _one_line(err), start, "score")
             raw[p.name] = scores
             try:
                 ext = p.score_extensions()
             except Exception as err:
-                log.exception("plugin %s failed at ScoreExtensions", p.name)
-                return self._score_error(p.name, str(err), start, "normalize")
+                _debug_traceback(p.name, "ScoreExtensions")
+                return self._score_error(p.name, _one_line(err), start, "normalize")
             if ext is not None:
                 batch_norm = getattr(ext, "normalize_score_batch", None)
                 raw[p.name] = scores.copy()  # a normaliser may rewrite its input in place
                 try:
                     if callable(batch_norm):
-                        scores = np.asarray(batch_norm(state, pod, scores), dtype=np.int64)
+                        got = batch_norm(state, pod, scores)
+                        why = _bad_scores(got, len(nodes))
+                        if why is not None:
+                            return self._score_error(p.name, why, start, "normalize")
+                        scores = np.asarray(got, dtype=np.int64)
                     else:
                         lst = [NodeScore(n, int(v)) for n, v in zip(names, scores, strict=True)]
                         st = ext.normalize_score(state, pod, lst)
                         if st is not None and not st.is_success():
                             return self._score_error(p.name, st.message(), start, "normalize")
+                        why = next((w for ns in lst if (w := _bad_score(ns.score)) is not None), None)
+                        if why is not None:
+                            return self._score_error(p.name, why, start, "normalize")
                         scores = np.fromiter((ns.score for ns in lst), dtype=np.int64, count=len(lst))
                 except Exception as err:
-                    log.exception("plugin %s failed at NormalizeScore", p.name)
-                    return self._score_error(p.name, str(err), start, "normalize")
+                    _debug_traceback(p.name, "NormalizeScore")
+                    return self._score_error(p.name, _one_line(err), start, "normalize")
             normalized[p.name] = scores
         # Upstream applies the weights once every plugin has normalised, checking each plugin's
         # scores in plugin order; one min/max over all of them finds out whether any is out of range.
@@ -786,29 +902,38 @@ class Framework:
         for p in reversed(self.points["reserve"]):
             try:
                 p.unreserve(state, pod, node_name)
-            except Exception:
-                log.exception("plugin %s failed at Unreserve", p.name)
+            except Exception as err:  # upstream's Unreserve returns nothing: only logged
+                log.warning("plugin %s failed at Unreserve of pod %s: %s", _q(p.name), pod.key, _one_line(err))
+                _debug_traceback(p.name, "Unreserve")
         self._observe("Unreserve", Status(Code.SUCCESS), start)
 
     def run_permit_plugins(self, state: CycleState, pod: PodInfo, node_name: str, clock: Any) -> Status:
-        """Success, a rejection, or Wait (a WaitingPod is registered with one timer per plugin)."""
+        """Success, a rejection, or Wait (a WaitingPod is registered with one timer per plugin).
+
+        A Wait's timeout follows upstream's ``RunPermitPlugins``: above ``maxTimeout`` (15 min) it
+        is 15 min, so +inf waits 15 min; zero or negative times out at once, as Go's
+        ``time.AfterFunc`` does, and the rejection prints the value ("after waiting -5s"). A
+        timeout that is no number at all (NaN, a string) has no Go counterpart: it is this
+        plugin's Error for this pod, which backs off like any other."""
         start = time.perf_counter()
         timeouts: dict[str, float] = {}
         for p in self.points["permit"]:
-            timeout = 0.0
+            timeout: Any = 0.0
 
             def call(p: Any = p) -> StatusLike:
                 nonlocal timeout
-                st, t = p.permit(state, pod, node_name)
-                timeout = float(t)  # a malformed timeout is this plugin's error, not the scheduler's
+                st, timeout = p.permit(state, pod, node_name)
                 return cast(StatusLike, st)
 
             s = self._call(p, "Permit", call)
             if s.is_success():
                 continue
             if s.is_wait():
-                timeouts[p.name] = min(max(float(timeout), 0.0), MAX_PERMIT_TIMEOUT)
-                continue
+                wait = _permit_timeout(timeout)
+                if wait is not None:
+                    timeouts[p.name] = min(wait, MAX_PERMIT_TIMEOUT)
+                    continue
+                s = Status(Code.ERROR, f"invalid timeout {timeout!r:.60}: not a duration in seconds")
             s.plugin = p.name
             if not s.is_rejected():
                 s = Status(Code.ERROR, f"running Permit plugin {_q(p.name)}: {s.message()}", plugin=p.name)
@@ -861,8 +986,9 @@ class Framework:
         for p in self.points["post_bind"]:
             try:
                 p.post_bind(state, pod, node_name)
-            except Exception:
-                log.exception("plugin %s failed at PostBind", p.name)
+            except Exception as err:  # upstream's PostBind returns nothing: only logged
+                log.warning("plugin %s failed at PostBind of pod %s: %s", _q(p.name), pod.key, _one_line(err))
+                _debug_traceback(p.name, "PostBind")
         self._observe("PostBind", Status(Code.SUCCESS), start)
 
     # ------------------------------------------------------------------------------------------

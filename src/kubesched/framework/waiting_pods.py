@@ -7,6 +7,7 @@ registered, which continues (or unwinds) the binding cycle.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 
@@ -16,6 +17,10 @@ from .types import PodInfo
 
 
 class WaitingPod:
+    """A pod held at Permit. ``plugin_timeouts`` are seconds as the plugins returned them (capped
+    at 15 min by the framework); zero or negative ones time out at once, as Go's
+    ``time.AfterFunc`` does, and the rejection message prints the value as upstream does."""
+
     def __init__(self, pod: PodInfo, node_name: str, plugin_timeouts: dict[str, float], clock: Clock) -> None:
         self.pod_info = pod
         self.node_name = node_name
@@ -111,17 +116,35 @@ class WaitingPodsMap:
         return len(self._pods)
 
 
+_NS = 10**9
+_INT64 = 2**63
+
+
 def _go_duration(seconds: float) -> str:
-    """Format seconds like Go's ``time.Duration.String`` for whole and fractional seconds."""
-    if seconds == int(seconds):
-        s = int(seconds)
-        h, rem = divmod(s, 3600)
-        m, sec = divmod(rem, 60)
-        if h:
-            return f"{h}h{m}m{sec}s"
-        if m:
-            return f"{m}m{sec}s"
-        return f"{sec}s"
-    if seconds < 1:
-        return f"{seconds * 1000:g}ms"
-    return f"{seconds:g}s"
+    """``seconds`` as Go's ``time.Duration.String`` prints it ("15m0s", "1.5s", "500ms", "-5s"):
+    rounded to nanoseconds and held in int64's range, as a Duration is."""
+    ns = round(seconds * _NS) if math.isfinite(seconds) else (_INT64 if seconds > 0 else -_INT64)
+    ns = max(-_INT64, min(ns, _INT64 - 1))
+    u = abs(ns)
+    if u == 0:
+        return "0s"
+    if u < 1000:
+        text = f"{u}ns"
+    elif u < 10**6:
+        text = _decimal(u, 1000) + "µs"
+    elif u < _NS:
+        text = _decimal(u, 10**6) + "ms"
+    else:
+        h, rem = divmod(u, 3600 * _NS)
+        m, rem = divmod(rem, 60 * _NS)
+        text = (f"{h}h" if h else "") + (f"{m}m" if h or m else "") + _decimal(rem, _NS) + "s"
+    return "-" + text if ns < 0 else text
+
+
+def _decimal(value: int, unit: int) -> str:
+    """``value / unit`` in decimal without trailing zeros (Go's ``fmtFrac``)."""
+    whole, frac = divmod(value, unit)
+    if not frac:
+        return str(whole)
+    digits = len(str(unit)) - 1
+    return f"{whole}.{frac:0{digits}d}".rstrip("0")

@@ -143,6 +143,15 @@ def simulate(
 def run(
     sched: Scheduler, cluster: SimCluster, clock: VirtualClock, *, until: float | None = None, progress: Any = None
 ) -> None:
+    """Run until nothing left could change the simulation, or until ``until``.
+
+    A virtual clock only moves when every pod that can be popped now has been tried, so a pod
+    that is retried at once forever (a backoffQ pod popped early, a failure that requeues itself)
+    would hold time still: the queue does not pop early a pod whose retry starts from the state
+    of its last attempt, and the loop stops when no backing-off pod's retry may help
+    (:meth:`SchedulingQueue.retry_may_help`). Pods left are reported pending with their last
+    failure."""
+    sched.queue.skip_futile_early_pops = True
     while True:
         clock.run_due()
         while sched.schedule_one():
