@@ -271,10 +271,11 @@ def test_simulate_report_shows_preempted_pods() -> None:
     (row,) = [line for line in text.splitlines() if "default/b1" in line]
     assert "b ✗" in row
     assert f"preempted by default/hi at {'2026-01-01T00:00:00Z'}" in row
-    assert "9 pods: 8 bound, 1 pending, 1 preempted;" in " ".join(text.split())
-    # The JSON form of pods is unchanged: the victim is listed as it always was.
+    # 9 pods: the victim b1 is preempted (no longer counted as bound), "never" stays pending.
+    assert "9 pods: 7 bound, 1 pending, 1 preempted;" in " ".join(text.split())
+    # In JSON the victim keeps the node it ran on, and its state says it is gone (issue 11).
     (victim,) = [p for p in result.to_json()["pods"] if p["name"] == "b1"]
-    assert set(victim) == {"namespace", "name", "node", "boundAt", "message"}
+    assert (victim["state"], victim["node"]) == ("preempted", "b")
 
 
 def test_lower_priority_pod_does_not_take_the_room_freed_for_the_preemptor() -> None:
