@@ -310,9 +310,11 @@ def trace() -> None:
 @click.option("--policy", "policies", multiple=True, required=True,
               help="Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD or FGDPlus "
                    "(repeat, comma-separate, or 'all').")
-@click.option("--tune", type=float, default=1.3, show_default=True, help="Workload: x GPU capacity.")
+@click.option("--tune", type=float, default=1.3, show_default=True,
+              help="Workload: x GPU capacity, > 0 and at most 10.")
 @click.option("--seed", "seeds", type=int, multiple=True, help="Run seed (repeat for several). Default: 42.")
-@click.option("--seeds", "seed_range", default=None, help="A range of seeds, e.g. 42..51; results are means.")
+@click.option("--seeds", "seed_range", default=None,
+              help="A range of seeds, e.g. 42..51; results are means. At most 100 seeds in all.")
 @click.option("--standalone", is_flag=True, help="Use the standalone engine replay (the reference) instead.")
 @click.option("--report", "report", type=click.Path(), default=None,
               help="Write an HTML report (and a PNG beside it) of allocation and fragmentation curves.")
@@ -333,22 +335,32 @@ def trace_alibaba_gpu(
     from rich.markup import escape
 
     from kubesched.sim import trace as tr
-    from kubesched.sim.alibaba import load_trace
+    from kubesched.sim.alibaba import TraceError, check_tune, load_trace
 
     _setup_logging(0)
+    problems: list[str] = []
+    chosen: list[str] = []
+    run_seeds: list[int] = []
     try:
-        names = [p for arg in policies for p in arg.split(",") if p.strip()]
-        if any(n.strip().lower() == "all" for n in names):
-            from kubesched.plugins.gpu import POLICY_NAMES
-
-            names = list(POLICY_NAMES)
-        chosen = list(dict.fromkeys(tr.canonical_policy(n.strip()) for n in names))
+        chosen = tr.parse_policies(policies)
+    except ValueError as err:
+        problems.append(str(err))
+    try:
+        check_tune(tune)
+    except ValueError as err:
+        problems.append(f"--tune: {err}")
+    try:
         run_seeds = tr.parse_seeds(seeds, seed_range)
-        if tune <= 0:
-            raise ValueError(f"--tune must be positive, got {tune}")
+    except ValueError as err:
+        problems.append(str(err))
+    if report is not None and not Path(report).resolve().parent.is_dir():
+        problems.append(f"--report: {report}: no such directory {str(Path(report).resolve().parent)!r}")
+    if problems:
+        _fail([escape(p) for p in problems])
+    try:
         data = load_trace(nodes_csv, pods_csv)
-    except (ValueError, KeyError, OSError) as err:
-        _fail([escape(str(err) if not isinstance(err, KeyError) else f"missing CSV column {err}")])
+    except TraceError as err:
+        _fail([escape(e) for e in err.errors])
     if report is not None:
         from kubesched.sim.trace_report import PlotUnavailableError, require_matplotlib
 
@@ -368,13 +380,16 @@ def trace_alibaba_gpu(
 
         try:
             runs = tr.run_replays(data, chosen, run_seeds, tune, standalone=standalone, progress=start)
-        except (ValueError, FrameworkError) as err:
-            _fail([escape(str(err))])
+        except (ValueError, FrameworkError, ConfigError) as err:
+            _fail([escape(str(e)) for e in (err.errors if isinstance(err, ConfigError) else [err])])
     nodes = len(data.nodes)
     if report is not None:
         from kubesched.sim.trace_report import write_report
 
-        png = write_report(report, runs, nodes=nodes, title=f"{Path(pods_csv).name} on {Path(nodes_csv).name}")
+        try:
+            png = write_report(report, runs, nodes=nodes, title=f"{Path(pods_csv).name} on {Path(nodes_csv).name}")
+        except OSError as err:
+            _fail([escape(f"--report: {report}: {err.strerror or err}")])
         err_console.print(f"report: {report} and {png}", highlight=False)
     if output == "json":
         out = tr.summaries(runs, nodes)
@@ -387,9 +402,10 @@ def trace_alibaba_gpu(
 # -- kubesched bench: scheduler_perf-style throughput (issue 7) --------------------------------------
 @cli.command()
 @click.option("--workload", required=True, help="SchedulingBasic, PreemptionBasic, ... (docs/performance.md).")
-@click.option("--nodes", type=int, default=None, help="Nodes (default: the workload's scheduler_perf size).")
-@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts.")
-@click.option("--pods", type=int, default=None, help="Measured pods.")
+@click.option("--nodes", type=int, default=None,
+              help="Nodes, 1..50000 (default: the workload's scheduler_perf size).")
+@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts, 0..100000.")
+@click.option("--pods", type=int, default=None, help="Measured pods, 1..100000.")
 @click.option("--backend", type=click.Choice(["sim", "apiserver"]), default="sim", show_default=True)
 @click.option("--scheduler", "scheduler_name", type=click.Choice(["kubesched", "kube-scheduler"]), default="kubesched",
               show_default=True, help="kube-scheduler needs --backend apiserver (scripts/controlplane.sh builds it).")
@@ -409,6 +425,7 @@ def bench(
 ) -> None:
     """Run one benchmark workload and print one JSON object: pods/s of the measured pods (bound /
     time from the first one's arrival to the last one's binding), attempt latency, peak RSS."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kubesched.bench.harness import BenchError, run_bench
@@ -418,7 +435,7 @@ def bench(
     show = err_console.is_terminal if progress is None else progress
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=not show) as bar:
-        task = bar.add_task(f"{workload} ({backend}, {scheduler_name})", total=None)
+        task = bar.add_task(escape(f"{workload} ({backend}, {scheduler_name})"), total=None)
 
         def report(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -427,7 +444,7 @@ def bench(
             result = run_bench(workload, nodes=nodes, init_pods=init_pods, pods=pods, backend=backend,
                                scheduler=scheduler_name, seed=seed, progress=report)
         except BenchError as err:
-            _fail([str(err)])
+            _fail([escape(e) for e in err.errors])
     click.echo(json.dumps(result.to_json()))
 
 
