@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,12 +20,14 @@ import click
 from rich.console import Console
 
 from kubesched import __version__
+from kubesched.api.text import printable
 from kubesched.config.errors import ConfigError
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.clock import rfc3339
 from kubesched.framework.registry import Registry, RegistryError, default_registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.gctune import tune_gc
-from kubesched.sim.manifests import ManifestError, load_file, load_manifests, parse_time_or_offset
+from kubesched.sim.manifests import ManifestError, load_manifests, load_pod_file, parse_time_or_offset
 
 EXIT_BAD_INPUT = 2
 
@@ -31,11 +35,30 @@ EXIT_BAD_INPUT = 2
 _EXTRA_PLUGINS: list[tuple[str, Callable[..., Any]]] = []
 
 
-def _fail(messages: Sequence[str]) -> NoReturn:
-    err = Console(stderr=True)
-    for m in messages:
-        err.print(f"[bold red]error:[/] {m}", highlight=False, markup=True)
+def _stderr_prefix(word: str, colour: str) -> str:
+    """``error:`` / ``warning:``, coloured only on a terminal that wants colour (NO_COLOR)."""
+    if sys.stderr.isatty() and not os.environ.get("NO_COLOR"):
+        return f"\x1b[{colour}m{word}:\x1b[0m"
+    return f"{word}:"
+
+
+def _print_problems(word: str, colour: str, messages: Sequence[object]) -> None:
+    """One line per problem on stderr, written as is: never wrapped or elided to the terminal's
+    width, never read as console markup, control characters escaped."""
+    prefix = _stderr_prefix(word, colour)
+    lines = [line for m in messages for line in (str(m).splitlines() or [""])]
+    sys.stderr.write("".join(f"{prefix} {printable(line)}\n" for line in lines))
+    sys.stderr.flush()
+
+
+def _fail(messages: Sequence[object]) -> NoReturn:
+    _print_problems("error", "1;31", messages)
     sys.exit(EXIT_BAD_INPUT)
+
+
+def _warn(messages: Sequence[object]) -> None:
+    if messages:
+        _print_problems("warning", "1;33", messages)
 
 
 def _registry() -> Registry:
@@ -52,22 +75,20 @@ def _load_config(path: str | None, reg: Registry) -> KubeSchedulerConfiguration:
     from kubesched.config.load import load_config
 
     try:
-        return load_config(path, args_types=reg.args_types())
+        # With the registry's names, unknown or repeated plugins come out with the other problems.
+        return load_config(path, args_types=reg.args_types(), registered=set(reg))
     except ConfigError as err:
         prefix = f"{path}: " if path else ""
         _fail([f"{prefix}{e}" for e in err.errors])
 
 
-def _setup_logging(verbosity: int, fmt: str = "text") -> None:
-    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity < 4 else logging.DEBUG
-    handler = logging.StreamHandler(sys.stderr)
-    if fmt == "json":
-        from kubesched.logs import JSONFormatter
+def _setup_logging(verbosity: int) -> None:
+    """klog's text format on stderr; the offline commands show warnings at -v 0."""
+    from kubesched.kube import klog
 
-        handler.setFormatter(JSONFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(levelname).1s %(asctime)s %(name)s] %(message)s"))
-    logging.basicConfig(level=level, handlers=[handler], force=True)
+    klog.setup(verbosity)
+    if verbosity <= 0:
+        logging.getLogger().setLevel(logging.WARNING)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -112,18 +133,13 @@ def simulate(
     _setup_logging(verbosity)
     reg = _registry()
     config = _load_config(config_path, reg)
-    try:
-        start_ts = parse_time_or_offset(start, 0.0) if start else DEFAULT_START
-        if start and start_ts < 10**8:
-            raise ValueError(f"--start: {start!r} is not an RFC 3339 time")
-        until_ts = parse_time_or_offset(until, start_ts) if until else None
-    except ValueError as err:
-        _fail([str(err)])
+    start_ts, until_ts = _time_window(start, until, DEFAULT_START)
     skip = {Path(config_path).resolve()} if config_path else None
     try:
         objects = load_manifests(paths, skip=skip)
     except ManifestError as err:
-        _fail([str(err)])
+        _fail(err.errors)
+    _warn(objects.warnings)
     if not objects.pods and not objects.nodes:
         _fail([f"no Nodes or Pods found in {', '.join(paths)}"])
     try:
@@ -149,7 +165,6 @@ def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, outp
     from kubesched.explain import explain as run_explain
     from kubesched.framework.clock import VirtualClock
     from kubesched.scheduler import Scheduler
-    from kubesched.sim.manifests import admit_pod
     from kubesched.sim.runner import DEFAULT_START
 
     _setup_logging(0)
@@ -158,14 +173,10 @@ def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, outp
     skip = {Path(p).resolve() for p in (config_path, pod_path) if p}
     try:
         objects = load_manifests(paths, skip=skip)
-        pods = [o for o in load_file(Path(pod_path)) if o.get("kind") == "Pod"]
+        pod = load_pod_file(pod_path, objects)
     except ManifestError as err:
-        _fail([str(err)])
-    if len(pods) != 1:
-        _fail([f"{pod_path}: expected exactly one Pod, found {len(pods)}"])
-    pod = pods[0]
-    priorities = {pc["metadata"]["name"]: int(pc.get("value", 0)) for pc in objects.of_kind("PriorityClass")}
-    admit_pod(pod, priorities, 0)
+        _fail(err.errors)
+    _warn(objects.warnings)
     objects.pods = [p for p in objects.pods if (p.get("spec") or {}).get("nodeName")]
     clock = VirtualClock(DEFAULT_START)
     cluster = SimCluster(clock)
@@ -187,6 +198,25 @@ def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, outp
     print_explain(out, Console())
 
 
+def _time_window(start: str | None, until: str | None, default_start: float) -> tuple[float, float | None]:
+    """``--start`` (an RFC 3339 time) and ``--until`` (a time, or a duration after the start)."""
+    from kubesched.sim.timeparse import parse_rfc3339
+
+    try:
+        start_ts = parse_rfc3339(start) if start is not None else default_start
+    except ValueError as err:
+        _fail([f"--start: {err}"])
+    if until is None:
+        return start_ts, None
+    try:
+        until_ts = parse_time_or_offset(until, start_ts)
+    except ValueError as err:
+        _fail([f"--until: {err}"])
+    if until_ts < start_ts:
+        _fail([f"--until: {until!r} is before --start ({rfc3339(start_ts)})"])
+    return start_ts, until_ts
+
+
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     from kubesched.config.duration import parse_duration
 
@@ -199,11 +229,21 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 def _verbosity(ctx: click.Context, param: click.Parameter, value: str) -> int:
-    """klog's ``-v=2`` as well as ``-v 2`` (click reads ``=2`` as the value of a short option)."""
+    """klog's ``-v=2`` as well as ``-v 2`` (click reads ``=2`` as the value of a short option);
+    klog's Level is an int32."""
     try:
-        return int(value.removeprefix("="))
+        level = int(value.removeprefix("="))
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a valid integer") from None
+    if not 0 <= level <= 2**31 - 1:
+        raise click.BadParameter(f"{value!r} is not a verbosity level (0 to 2147483647)")
+    return level
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 @cli.command()
@@ -227,8 +267,9 @@ def _verbosity(ctx: click.Context, param: click.Parameter, value: str) -> int:
 @click.option("--leader-elect-resource-lock", default=None, help="Only 'leases' is supported.")
 @click.option("--leader-elect-resource-name", default=None, help="Lease name (default kube-scheduler).")
 @click.option("--leader-elect-resource-namespace", default=None, help="Lease namespace (default kube-system).")
-@click.option("--kube-api-qps", type=float, default=None, help="Overrides clientConnection.qps.")
-@click.option("--kube-api-burst", type=int, default=None, help="Overrides clientConnection.burst.")
+@click.option("--kube-api-qps", type=float, default=None, callback=_finite, help="Overrides clientConnection.qps.")
+@click.option("--kube-api-burst", type=click.IntRange(0, 2**31 - 1), default=None,
+              help="Overrides clientConnection.burst.")
 @click.option(
     "--metrics-bind-address",
     default=None,
@@ -288,6 +329,15 @@ def run(
         config.client_connection = replace(config.client_connection, qps=kube_api_qps)
     if kube_api_burst is not None:
         config.client_connection = replace(config.client_connection, burst=kube_api_burst)
+    # As kube-scheduler: flags override the file, then the result is validated again.
+    from kubesched.config.validation import validate_configuration
+
+    flag_errors = [
+        e for e in validate_configuration(config, args_types=reg.args_types(), validate_plugin_args=False)
+        if e.path.startswith(("clientConnection", "leaderElection"))
+    ]
+    if flag_errors:
+        _fail([str(e) for e in flag_errors])
     options = RunOptions(kubeconfig=kubeconfig, metrics_bind_address=metrics_bind_address or DEFAULT_METRICS_ADDRESS)
     if shutdown_grace_period is not None:
         options.shutdown_grace = shutdown_grace_period
@@ -332,8 +382,6 @@ def trace_alibaba_gpu(
 ) -> None:
     """Schedule the Alibaba GPU trace (FGD paper, ATC '23) one pod at a time with GpuShare and report the
     GPU allocation ratio at 10..130 % arrived workload, fragmentation, failed pods and wall time."""
-    from rich.markup import escape
-
     from kubesched.sim import trace as tr
     from kubesched.sim.alibaba import TraceError, check_tune, load_trace
 
@@ -356,18 +404,18 @@ def trace_alibaba_gpu(
     if report is not None and not Path(report).resolve().parent.is_dir():
         problems.append(f"--report: {report}: no such directory {str(Path(report).resolve().parent)!r}")
     if problems:
-        _fail([escape(p) for p in problems])
+        _fail(problems)
     try:
         data = load_trace(nodes_csv, pods_csv)
     except TraceError as err:
-        _fail([escape(e) for e in err.errors])
+        _fail(err.errors)
     if report is not None:
         from kubesched.sim.trace_report import PlotUnavailableError, require_matplotlib
 
         try:
             require_matplotlib()
         except PlotUnavailableError as err:
-            _fail([escape(str(err))])
+            _fail([str(err)])
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     err_console = Console(stderr=True)
@@ -381,7 +429,7 @@ def trace_alibaba_gpu(
         try:
             runs = tr.run_replays(data, chosen, run_seeds, tune, standalone=standalone, progress=start)
         except (ValueError, FrameworkError, ConfigError) as err:
-            _fail([escape(str(e)) for e in (err.errors if isinstance(err, ConfigError) else [err])])
+            _fail([str(e) for e in err.errors] if isinstance(err, ConfigError) else [str(err)])
     nodes = len(data.nodes)
     if report is not None:
         from kubesched.sim.trace_report import write_report
@@ -389,7 +437,7 @@ def trace_alibaba_gpu(
         try:
             png = write_report(report, runs, nodes=nodes, title=f"{Path(pods_csv).name} on {Path(nodes_csv).name}")
         except OSError as err:
-            _fail([escape(f"--report: {report}: {err.strerror or err}")])
+            _fail([f"--report: {report}: {err.strerror or err}"])
         err_console.print(f"report: {report} and {png}", highlight=False)
     if output == "json":
         out = tr.summaries(runs, nodes)
@@ -444,7 +492,7 @@ def bench(
             result = run_bench(workload, nodes=nodes, init_pods=init_pods, pods=pods, backend=backend,
                                scheduler=scheduler_name, seed=seed, progress=report)
         except BenchError as err:
-            _fail([escape(e) for e in err.errors])
+            _fail(err.errors)
     click.echo(json.dumps(result.to_json()))
 
 

@@ -87,7 +87,7 @@ def test_default_size_is_upstreams() -> None:
             ["--workload", "SchedulingBasic", "--scheduler", "kube-scheduler", "--pods", "1"],
             "needs --backend apiserver",
         ),
-        (["--workload", "SchedulingBasic", "--pods", "0"], "at least 1 node and 1 measured pod"),
+        (["--workload", "SchedulingBasic", "--pods", "0"], "--pods: must be an integer in 1..100000, got 0"),
         (["--workload", "GpuTrace", "--backend", "apiserver", "--pods", "1"], "runs on the simulator only"),
     ],
 )

@@ -183,7 +183,7 @@ def test_cli_table(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--policy", "MostGpu"], "unknown policy 'MostGpu'"),
     (["--policy", "FGD", "--seeds", "9..1"], "--seeds: empty range"),
-    (["--policy", "FGD", "--tune", "0"], "--tune must be positive"),
+    (["--policy", "FGD", "--tune", "0"], "--tune: must be a finite number > 0 and <= 10, got 0.0"),
 ])
 def test_cli_bad_input_exits_2(tmp_path: Path, args: list[str], message: str) -> None:
     nodes, pods = write_trace(tmp_path)

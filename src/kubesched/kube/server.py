@@ -41,8 +41,8 @@ class _QuietHandler(WSGIRequestHandler):
 def parse_address(address: str) -> tuple[str, int]:
     """``HOST:PORT`` (``:PORT`` or ``[::1]:PORT`` too) to a (host, port) pair; host defaults to all."""
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"invalid address {address!r}: expected HOST:PORT")
+    if not sep or not port.isascii() or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"invalid address {address!r}: expected HOST:PORT with a port from 0 to 65535")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)
 
