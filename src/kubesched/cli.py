@@ -51,6 +51,14 @@ def _print_problems(word: str, colour: str, messages: Sequence[object]) -> None:
     sys.stderr.flush()
 
 
+def _report_warnings(warnings: Sequence[str]) -> None:
+    """The loader's warnings name file and line; the core's log lines about the same invalid
+    objects (logger ``kubesched.invalid``) would only repeat them."""
+    _warn(warnings)
+    if warnings:
+        logging.getLogger("kubesched.invalid").setLevel(logging.ERROR)
+
+
 def _fail(messages: Sequence[object]) -> NoReturn:
     _print_problems("error", "1;31", messages)
     sys.exit(EXIT_BAD_INPUT)
@@ -89,6 +97,7 @@ def _setup_logging(verbosity: int) -> None:
     klog.setup(verbosity)
     if verbosity <= 0:
         logging.getLogger().setLevel(logging.WARNING)
+    logging.getLogger("kubesched.invalid").setLevel(logging.NOTSET)  # see _report_warnings
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -139,7 +148,7 @@ def simulate(
         objects = load_manifests(paths, skip=skip)
     except ManifestError as err:
         _fail(err.errors)
-    _warn(objects.warnings)
+    _report_warnings(objects.warnings)
     if not objects.pods and not objects.nodes:
         _fail([f"no Nodes or Pods found in {', '.join(paths)}"])
     try:
@@ -176,7 +185,7 @@ def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, outp
         pod = load_pod_file(pod_path, objects)
     except ManifestError as err:
         _fail(err.errors)
-    _warn(objects.warnings)
+    _report_warnings(objects.warnings)
     objects.pods = [p for p in objects.pods if (p.get("spec") or {}).get("nodeName")]
     clock = VirtualClock(DEFAULT_START)
     cluster = SimCluster(clock)

@@ -27,6 +27,9 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from .node_tree import NodeTree, zone_key
 
 log = logging.getLogger("kubesched.cache")
+#: Invalid objects are reported on their own logger, so a front end that has already reported
+#: them with their file and line (kubesched simulate) can leave these lines out.
+invalid_log = logging.getLogger("kubesched.invalid")
 
 
 def _node_name(node: Mapping[str, Any]) -> str:
@@ -66,7 +69,8 @@ class Cache:
             name = _node_name(node)
             if not name:
                 detached = NodeInfo(node)
-                log.warning("node without a name is invalid and will not be used: %s", "; ".join(detached.problems))
+                invalid_log.warning(
+                    "node without a name is invalid and will not be used: %s", "; ".join(detached.problems))
                 return detached
             known = self._nodes.get(name)
             if known is None:
@@ -78,7 +82,7 @@ class Cache:
             self._dirty.add(name)
             if ni.problems:
                 if self._invalid.get(name) != ni.problems:
-                    log.warning('node "%s" is invalid and will not be used: %s', name, "; ".join(ni.problems))
+                    invalid_log.warning('node "%s" is invalid and will not be used: %s', name, "; ".join(ni.problems))
                 self._invalid[name] = ni.problems
                 if was_usable:
                     self._tree.remove(name)

@@ -24,6 +24,9 @@ from .status import Status
 
 Obj = dict[str, Any]
 log = logging.getLogger("kubesched.scheduler")
+#: Invalid objects are reported on their own logger, so a front end that has already reported
+#: them with their file and line (kubesched simulate) can leave these lines out.
+invalid_log = logging.getLogger("kubesched.invalid")
 
 
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -109,7 +112,7 @@ class PodInfo:
         problems = tuple(validate_pod(self.pod))
         if problems:
             # Once per pod version: each retry of the pod reads the cached answer.
-            log.warning("pod %s is invalid and will not be scheduled: %s", self.key, "; ".join(problems))
+            invalid_log.warning("pod %s is invalid and will not be scheduled: %s", self.key, "; ".join(problems))
         return problems
 
     @property
