@@ -357,7 +357,12 @@ def load_yaml_documents(text: str, *, max_depth: int = MAX_DEPTH,
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "parse error"
         where = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-        b.problems.append(InputProblem(f"invalid YAML: {problem}", *where))
+        if "maximum nesting depth" in problem:
+            # libyaml >= 0.2.6 (PyYAML 6.0.4's wheels) has a nesting limit of its own, met while
+            # scanning ahead of the events: the same problem as ours, in our words.
+            b.problems.append(InputProblem(f"nesting deeper than {max_depth} levels", *where))
+        else:
+            b.problems.append(InputProblem(f"invalid YAML: {problem}", *where))
     except yaml.reader.ReaderError as err:
         b.problems.append(_reader_problem(err, text))
     except yaml.YAMLError as err:
