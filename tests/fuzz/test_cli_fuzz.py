@@ -19,7 +19,9 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import signal
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -88,7 +90,21 @@ def invoke(args: list[str]) -> Result:
     return result
 
 
+#: Exit codes seen per command, for the summary (``KUBESCHED_FUZZ_TALLY=FILE`` writes it as JSON).
+TALLY: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tally() -> Iterator[None]:
+    yield
+    out = os.environ.get("KUBESCHED_FUZZ_TALLY")
+    if out:
+        Path(out).write_text(json.dumps(dict(sorted(TALLY.items())), indent=1))
+
+
 def check(result: Result, args: list[str]) -> None:
+    TALLY[f"{args[0]} exit {result.exit_code}"] += 1
+    TALLY[f"{args[0]} traceback"] += "Traceback" in result.output
     shown = " ".join(a if len(a) < 200 else a[:200] + "..." for a in args)
     unexpected = result.exception is not None and not isinstance(result.exception, SystemExit)
     assert not unexpected, f"kubesched {shown}: raised {result.exception!r}\n{result.output[-2000:]}"
