@@ -105,8 +105,8 @@ def test_insecure_skip_tls_verify(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("user", "context", "message"),
     [
-        ({"exec": {"command": "aws"}}, None, "exec credential plugins are not supported"),
-        ({"auth-provider": {"name": "gcp"}}, None, "auth-provider credential plugins are not supported"),
+        ({"exec": {"command": "aws"}}, None, "apiVersion must be specified for u to use exec authentication plugin"),
+        ({"auth-provider": {"name": "gcp"}}, None, 'Please use the "gke-gcloud-auth-plugin"'),
         ({}, "nope", "no context named 'nope'"),
         ({}, "other", "no cluster named 'missing'"),
     ],
