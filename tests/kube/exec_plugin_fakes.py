@@ -113,6 +113,8 @@ def local_server(respond: Handler, tls: ssl.SSLContext | None = None) -> Iterato
     """An HTTP(S) server on 127.0.0.1 answering every GET with ``respond(handler)``; yields its URL."""
 
     class _H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep connections alive, as the API server does
+
         def do_GET(self) -> None:
             code, body = respond(self)
             data = json.dumps(body).encode()

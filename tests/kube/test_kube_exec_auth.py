@@ -403,6 +403,47 @@ def test_client_certificate_from_the_plugin_over_verified_tls(
         bad.close()
 
 
+def test_a_rotated_client_certificate_is_used_on_new_connections(
+    tmp_path: Path, tls_server: tuple[str, bytes, Any, x509.Certificate]
+) -> None:
+    """TLS presents a client certificate only in the handshake: after the plugin returned a new
+    one, requests must leave the kept-alive connections made with the old one (client-go's
+    connTracker.CloseAll on rotation)."""
+    url, ca_pem, ca_key, ca_cert = tls_server
+    plugin = FakePlugin(tmp_path / "bin")
+
+    def issue(cn: str, expires: str) -> None:
+        crt, key = _leaf(ca_key, ca_cert, cn, server=False)
+        plugin.spec(status={"clientCertificateData": crt.decode(), "clientKeyData": key.decode(),
+                            "expirationTimestamp": expires})
+
+    issue("first", "2026-01-01T12:10:00Z")
+    kc = write_kubeconfig(
+        tmp_path / "kc", server=url, user=_exec(plugin),
+        cluster_extra={"certificate-authority-data": base64.b64encode(ca_pem).decode()},
+    )
+    clock = FixedClock(T0)
+    client = KubeClient(load_kubeconfig(kc, clock=clock), qps=-1)
+    client.rotation_grace = 0.0
+    try:
+        assert client.get("/api") == {"user": "first"}
+        assert client.get("/api") == {"user": "first"}
+        old_http = client.http
+        issue("second", "2026-01-01T12:30:00Z")
+        clock.now = datetime.datetime(2026, 1, 1, 12, 11, tzinfo=datetime.UTC)
+        client.get("/api")  # the expiry runs the plugin; this request may still use the old connection
+        assert client.get("/api") == {"user": "second"}
+        assert client.http is not old_http
+        for _ in range(100):  # the old pool is closed after the grace period (0 here)
+            if old_http.is_closed:
+                break
+            time.sleep(0.05)
+        assert old_http.is_closed
+        assert len(plugin.runs()) == 2
+    finally:
+        client.close()
+
+
 # -- nothing secret in the logs at -v=10 ---------------------------------------------------------
 @pytest.fixture
 def restore_logging() -> Iterator[None]:

@@ -23,6 +23,7 @@ import httpx
 from kubesched import __version__
 
 from .config import ConnectionConfig
+from .exec_auth import ExecAuth
 from .ratelimit import TokenBucket
 
 log = logging.getLogger("kubesched.kube.client")
@@ -137,18 +138,35 @@ class KubeClient:
         self.limiter = TokenBucket(qps, burst)
         self.timeout = timeout
         self.metrics = metrics
-        headers = {"User-Agent": user_agent(), "Accept": JSON, **conn.headers}
-        self.http = httpx.Client(
-            base_url=conn.server,
-            verify=conn.verify,
-            auth=conn.auth,
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=32),
-            transport=transport,
-        )
+        self._transport = transport
+        self.http = self._new_http()
+        #: How long connections made with a rotated client certificate may finish what they do.
+        self.rotation_grace = timeout
+        if isinstance(conn.auth, ExecAuth):
+            conn.auth.on_rotate.append(self._rotate_connections)
         self._discovery: dict[str, list[dict[str, Any]] | None] = {}
         self._discovery_lock = threading.Lock()
+
+    def _new_http(self) -> httpx.Client:
+        headers = {"User-Agent": user_agent(), "Accept": JSON, **self.conn.headers}
+        return httpx.Client(
+            base_url=self.conn.server,
+            verify=self.conn.verify,
+            auth=self.conn.auth,
+            headers=headers,
+            timeout=httpx.Timeout(self.timeout),
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=32),
+            transport=self._transport,
+        )
+
+    def _rotate_connections(self) -> None:
+        """An exec plugin returned a new client certificate: TLS sends it only in a handshake, so
+        new requests go through a new pool, and the old pool's connections are closed once their
+        requests had time to finish (client-go closes them at once, watches included)."""
+        old, self.http = self.http, self._new_http()
+        timer = threading.Timer(self.rotation_grace, old.close)
+        timer.daemon = True
+        timer.start()
 
     def close(self) -> None:
         self.http.close()

@@ -14,6 +14,11 @@ capped at :data:`MAX_STDOUT_BYTES` and the stderr quoted in an error at :data:`M
 A scheduler has no terminal: standard input is never passed on, ``IfAvailable`` runs the plugin
 non-interactively and ``Always`` is refused with client-go's message. Neither the credential
 nor the plugin's stdout ever reaches a log line or an error message.
+
+Why not lightkube's ``ExecAuth``: measured on a cached credential it costs about the same per
+request as this one (1.2 vs 1.1 µs per auth flow, next to ~100 µs for the request itself through
+httpx), but it has no ``v1``, no ``KUBERNETES_EXEC_INFO``, no expiry, no client certificates, no
+lock and no bound on the plugin.
 """
 
 from __future__ import annotations
