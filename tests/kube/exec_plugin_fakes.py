@@ -38,6 +38,9 @@ if mode == "hang":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
     open(os.path.join(here, "pids"), "w").write(f"{{os.getpid()}} {{child.pid}}")
     time.sleep(1000)
+if mode == "daemon":  # a background helper that keeps our stdout and stderr open
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"], start_new_session=True)
+    open(os.path.join(here, "daemon.pid"), "w").write(str(helper.pid))
 if mode == "fail":
     sys.stderr.write(spec["stderr"])
     sys.exit(spec["code"])

@@ -17,6 +17,7 @@ import ipaddress
 import json
 import logging
 import os
+import signal
 import ssl
 import time
 from collections.abc import Iterator
@@ -258,6 +259,17 @@ def test_a_hanging_plugin_is_killed_at_the_bound(tmp_path: Path) -> None:
     pid, child = map(int, (plugin.folder / "pids").read_text().split())
     assert not _alive(pid)
     assert not _alive(child)  # what the plugin started is killed with it (its own session)
+
+
+def test_a_background_child_holding_the_pipes_does_not_hold_the_credential(tmp_path: Path) -> None:
+    plugin = FakePlugin(tmp_path / "bin")
+    plugin.spec(mode="daemon", status={"token": "tok-{n}"})
+    auth = _auth(tmp_path, plugin)
+    auth.timeout = 5.0
+    try:
+        assert _header(auth) == "Bearer tok-1"  # not "did not finish within 5s"
+    finally:
+        os.kill(int((plugin.folder / "daemon.pid").read_text()), signal.SIGKILL)
 
 
 def test_nonzero_exit_quotes_stderr_bounded_on_one_line(tmp_path: Path) -> None:

@@ -269,41 +269,43 @@ def run_plugin(
         start_new_session=True,
     )
     assert proc.stdout is not None and proc.stderr is not None
+    timed_out = f"exec: executable {argv[0]} did not finish within {timeout:g}s; killed"
     out, err = bytearray(), bytearray()
     deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ, out)
-        sel.register(proc.stderr, selectors.EVENT_READ, err)
-        while sel.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                _kill(proc)
-                raise ExecCredentialError(f"exec: executable {argv[0]} did not finish within {timeout:g}s; killed")
-            for key, _ in sel.select(left):
-                chunk = os.read(key.fd, 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                buf: bytearray = key.data
-                if buf is err:
-                    if len(err) < 4 * MAX_STDERR_CHARS:
-                        err.extend(chunk[: 4 * MAX_STDERR_CHARS - len(err)])
-                else:
-                    out.extend(chunk)
-                    if len(out) > MAX_STDOUT_BYTES:
-                        _kill(proc)
-                        raise ExecCredentialError(
-                            f"exec: executable {argv[0]} wrote more than {MAX_STDOUT_BYTES} bytes to stdout; killed"
-                        )
-    proc.stdout.close()
-    proc.stderr.close()
+    done = False
     try:
-        code = proc.wait(max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        raise ExecCredentialError(
-            f"exec: executable {argv[0]} did not finish within {timeout:g}s; killed"
-        ) from None
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ, out)
+            sel.register(proc.stderr, selectors.EVENT_READ, err)
+            while sel.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ExecCredentialError(timed_out)
+                ready = sel.select(min(left, 0.05))
+                if not ready and proc.poll() is not None:
+                    break  # exited, pipes drained: a background child may hold them open for ever
+                for key, _ in ready:
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                    elif key.data is err:
+                        err.extend(chunk[: max(0, 4 * MAX_STDERR_CHARS - len(err))])
+                    else:
+                        out.extend(chunk)
+                        if len(out) > MAX_STDOUT_BYTES:
+                            raise ExecCredentialError(
+                                f"exec: executable {argv[0]} wrote more than {MAX_STDOUT_BYTES} bytes to stdout; killed"
+                            )
+        try:
+            code = proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise ExecCredentialError(timed_out) from None
+        done = True
+    finally:
+        if not done:  # whatever stopped us, the plugin and what it started do not outlive the call
+            _kill(proc)
+        proc.stdout.close()
+        proc.stderr.close()
     return code, bytes(out), bytes(err)
 
 
