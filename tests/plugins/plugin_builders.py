@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kubesched import testing
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -95,11 +96,8 @@ def make_snapshot(nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str
     return Snapshot(node_info(n, by_node.get(n["metadata"]["name"], [])) for n in nodes)
 
 
-class FakeHandle:
-    """Just enough of the framework handle: the snapshot lister."""
+class FakeHandle(testing.FakeHandle):
+    """The framework handle over a snapshot; every other member inert (``kubesched.testing.FakeHandle``)."""
 
     def __init__(self, snapshot: Snapshot | None = None) -> None:
-        self.snapshot = snapshot or Snapshot()
-
-    def snapshot_shared_lister(self) -> Snapshot:
-        return self.snapshot
+        super().__init__(snapshot)

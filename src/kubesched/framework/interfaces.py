@@ -1,9 +1,13 @@
-"""One interface per extension point (upstream ``staging/.../framework/interface.go``).
+"""One interface per extension point (upstream ``pkg/scheduler/framework/interface.go``).
 
-A plugin is a plain class with a ``name`` and the methods of the points it implements; which points
+A plugin is a class with a ``name`` and the methods of the points it implements; which points
 actually run it is decided by the profile's configuration, exactly as in kube-scheduler. The
-Protocols below are the contract (and what ``isinstance`` checks use); a plugin need not inherit
-from them.
+Protocols below are the contract. In-tree plugins name the ones they implement as base classes
+(``class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions)``), so mypy
+checks every signature; a plugin that does not inherit from them works the same, because the
+framework decides which points a plugin has by ``isinstance`` against these runtime-checkable
+Protocols, which a class passes either by naming the Protocol or by having its members. A class
+that names a Protocol must define every method of it: the Protocols' bodies are stubs.
 
 Return conventions: a method returning a Status may return ``None`` for Success. Any exception a
 plugin raises is turned into an Error status naming the plugin: the pod is retried with backoff,
@@ -12,18 +16,30 @@ the scheduler goes on.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from .cycle_state import CycleState
-from .events import ClusterEventWithHint
+from .events import ClusterEvent, ClusterEventWithHint
 from .status import Status, StatusLike
-from .types import NodeInfo, NodeScore, PodInfo, PostFilterResult, PreFilterResult, QueuedPodInfo
+from .types import (
+    JSONObj,
+    NodeInfo,
+    NodeScore,
+    Obj,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from .clock import Clock
     from .snapshot import Snapshot
     from .waiting_pods import WaitingPod
@@ -37,33 +53,59 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 @runtime_checkable
 class Plugin(Protocol):
+    """What every plugin has: the name it is registered and configured under."""
+
     name: str
 
 
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
-    """Called before a pod enters activeQ/backoffQ; non-Success parks it (gated). Must be cheap."""
+    """Decides whether a pod may enter the scheduling queue's activeQ/backoffQ at all.
+
+    Runs whenever a pod is added to the queue or moved back to it, before any scheduling cycle.
+    Success lets the pod in; any other code parks it among the unschedulable pods as gated (named
+    after this plugin) until an event this plugin registered lets it try again. It runs inside the
+    event handlers, so it must be cheap: no calls to the API server or other remote endpoints.
+    """
 
     def pre_enqueue(self, pod: PodInfo) -> StatusLike: ...
 
 
 @runtime_checkable
 class QueueSortPlugin(Plugin, Protocol):
-    """Orders activeQ. Exactly one per profile, identical across profiles."""
+    """Orders activeQ: ``less(a, b)`` is True when ``a`` should be scheduled before ``b``.
+
+    Exactly one QueueSort plugin is enabled per profile, and it must be the same in every profile,
+    because all profiles share one queue. It is called under the queue's lock: keep it cheap.
+    """
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
 
 
 @runtime_checkable
 class EnqueueExtensions(Plugin, Protocol):
-    """Cluster events that may make a pod this plugin rejected schedulable (read once at start)."""
+    """The cluster events that may make a pod this plugin rejected schedulable again.
+
+    Read once, when the scheduler starts (never per pod). Each event may carry a queueing hint:
+    given the pod and the object's old and new versions, it answers QUEUE (retry the pod now) or
+    QUEUE_SKIP (the change cannot help it). A plugin at a point that can reject pods but without
+    this interface is treated as interested in every event. Returning events that are too narrow
+    leaves pods stuck until the periodic flush; too wide only costs retries.
+    """
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]: ...
 
 
 @runtime_checkable
 class PreFilterExtensions(Protocol):
-    """Incremental updates of PreFilter state when preemption or nominated pods add/remove pods."""
+    """Keeps a plugin's PreFilter state right when pods are added to or removed from a node copy.
+
+    The framework calls ``add_pod``/``remove_pod`` while it evaluates "what if" questions on a
+    copy of a node: preemption removes victims, and Filter with nominated pods adds the pods
+    nominated to the node. They update the CycleState the plugin's PreFilter wrote, for the
+    ``pod`` being scheduled, so its Filter answers for the changed node. Success is the only
+    expected result; anything else is an Error for the pod being scheduled.
+    """
 
     def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> StatusLike: ...
 
@@ -74,7 +116,17 @@ class PreFilterExtensions(Protocol):
 
 @runtime_checkable
 class PreFilterPlugin(Plugin, Protocol):
-    """Runs once per cycle before Filter. Skip skips this plugin's Filter; a result narrows nodes."""
+    """Prepares a scheduling cycle: runs once per pod and cycle, before any Filter.
+
+    Usually computes what Filter will need into the CycleState. Success goes on. Skip means this
+    plugin has nothing to check for the pod: its Filter and its PreFilterExtensions are not called
+    in this cycle (the returned result is ignored). Unschedulable or UnschedulableAndUnresolvable
+    rejects the pod for every node without running Filter (the message is the whole diagnosis);
+    Error ends the cycle with an error and the pod is retried with backoff. A PreFilterResult
+    narrows the nodes Filter evaluates to the named ones (results of several plugins intersect;
+    an empty intersection rejects the pod). ``pre_filter_extensions`` returns the object handling
+    add/remove pod, or None.
+    """
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -85,7 +137,15 @@ class PreFilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class FilterPlugin(Plugin, Protocol):
-    """Can the pod run on this node? Unschedulable / UnschedulableAndUnresolvable reject it."""
+    """Can the pod run on this node? Called for each candidate node, possibly concurrently.
+
+    Success: the node fits as far as this plugin is concerned. Unschedulable: it does not, but
+    preemption (removing lower-priority pods) might help. UnschedulableAndUnresolvable: it does
+    not, and preemption cannot help; the node is not a preemption candidate. Error: the plugin
+    failed; the cycle ends and the pod is retried with backoff. Read the node from ``node_info``,
+    never from the snapshot: during preemption and for nominated pods the framework passes a
+    modified copy.
+    """
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> StatusLike: ...
 
@@ -126,7 +186,15 @@ class BatchFilterStatusesPlugin(BatchFilterPlugin, Protocol):
 
 @runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
-    """Runs when no node fits (default: preemption)."""
+    """Runs only when no node fits: after PreFilter or Filter rejected the pod (default: preemption).
+
+    ``filtered_node_status`` has the status each node got. Success: the plugin made the pod
+    schedulable, or will (a PostFilterResult may nominate a node, which the framework records in
+    the pod's ``status.nominatedNodeName``); later PostFilter plugins do not run. Unschedulable:
+    the plugin could not help (an informational plugin always returns it, and should be
+    configured first); the next PostFilter plugin runs. Error: the plugin failed; the pod is
+    retried with backoff. The pod itself stays unschedulable in this cycle either way.
+    """
 
     def post_filter(
         self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
@@ -135,17 +203,39 @@ class PostFilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
+    """Prepares scoring: runs once per cycle with the nodes that passed Filter, before any Score.
+
+    Usually computes what Score will need into the CycleState. Success goes on. Skip means this
+    plugin has nothing to score for the pod: its Score is not called in this cycle. Any other
+    code ends the cycle with an error for the pod (it is retried with backoff). It does not run
+    when Filter left a single node: there is nothing to rank.
+    """
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> StatusLike: ...
 
 
 @runtime_checkable
 class ScoreExtensions(Protocol):
+    """Rescales a Score plugin's raw scores once every node of the cycle has one.
+
+    ``normalize_score`` receives this plugin's scores of all the cycle's nodes and rewrites them in
+    place, typically to [MIN_NODE_SCORE, MAX_NODE_SCORE] (the framework requires that range
+    afterwards, and then applies the plugin's weight). Success is the only expected result; any
+    other code ends the cycle with an error for the pod.
+    """
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> StatusLike: ...
 
 
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
-    """Ranks feasible nodes; after NormalizeScore every score must be in [0, 100]."""
+    """Ranks one feasible node: returns an integer score and a status, for each node that passed Filter.
+
+    Success is the only expected status; any other code ends the cycle with an error for the pod.
+    Without a ScoreExtensions (``score_extensions`` returns None) the raw score must already lie
+    in [MIN_NODE_SCORE, MAX_NODE_SCORE]; the framework multiplies it by the plugin's weight and
+    sums over plugins to pick the node.
+    """
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, StatusLike]: ...
 
@@ -163,7 +253,14 @@ class BatchScorePlugin(ScorePlugin, Protocol):
 
 @runtime_checkable
 class ReservePlugin(Plugin, Protocol):
-    """Reserve is called after the pod is assumed; Unreserve on any later failure (idempotent)."""
+    """Claims the chosen node's resources in the plugin's own state, before the pod is bound.
+
+    ``reserve`` runs after the pod is assumed on the node in the scheduler's cache. Success goes
+    on to Permit; any other code fails the cycle, and then ``unreserve`` runs for every Reserve
+    plugin. ``unreserve`` runs whenever the pod is rejected after Reserve (a later Reserve plugin,
+    Permit, PreBind or Bind fails, or a waiting pod is rejected): it must be idempotent and must
+    cope with being called without a matching ``reserve``.
+    """
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> StatusLike: ...
 
@@ -172,25 +269,50 @@ class ReservePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
-    """Success, reject, or Wait with a timeout (at most 15 minutes)."""
+    """Approves, rejects or delays the binding of a reserved pod (gangs, time windows).
+
+    Success approves. Wait holds the pod, with the returned timeout in seconds (at most
+    MAX_PERMIT_TIMEOUT), until a plugin allows or rejects it through the handle's waiting pods;
+    the timeout rejects it. The wait starts only after every Permit plugin has run and none
+    rejected. Unschedulable or UnschedulableAndUnresolvable rejects the pod (it is unreserved and
+    goes back to the queue); Error does too, retried with backoff.
+    """
 
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[StatusLike, float]: ...
 
 
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
+    """Work that must be done before the pod is bound (attach a volume, write an annotation).
+
+    Runs in the binding cycle, after Permit allowed the pod. Success goes on to the next PreBind
+    plugin and then to Bind; Skip says the plugin had nothing to do for this pod. Any other code
+    rejects the pod: it is not bound, Unreserve runs and the pod goes back to the queue.
+    """
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> StatusLike: ...
 
 
 @runtime_checkable
 class BindPlugin(Plugin, Protocol):
-    """Skip lets the next binder decide; the first other result is final."""
+    """Binds the pod to the node (default: the API's ``pods/binding``).
+
+    Bind plugins run in order after PreBind. Skip lets the next binder decide; the first other
+    result is final: Success means bound, Error (or any failure) rejects the pod, which is
+    unreserved and retried. A profile needs at least one Bind plugin.
+    """
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> StatusLike: ...
 
 
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
+    """Told that a pod was bound: informational, it cannot fail the pod.
+
+    Runs after Bind succeeded, in the binding cycle. The place to clean up state a plugin kept
+    for the pod while it was being scheduled.
+    """
+
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
@@ -199,8 +321,8 @@ class EventRecorder(Protocol):
 
     def eventf(
         self,
-        regarding: Mapping[str, Any],
-        related: Mapping[str, Any] | None,
+        regarding: JSONObj,
+        related: JSONObj | None,
         type_: str,
         reason: str,
         action: str,
@@ -211,54 +333,127 @@ class EventRecorder(Protocol):
 class ClusterClient(Protocol):
     """The API operations plugins may perform through the handle (both backends implement them)."""
 
-    def bind(self, pod: Mapping[str, Any], node_name: str) -> None: ...
+    def get_pod(self, namespace: str, name: str) -> Obj | None:
+        """The informer's current copy of a pod (None when it is gone)."""
+        ...
 
-    def delete_pod(self, pod: Mapping[str, Any], reason: str = "") -> None: ...
+    def bind(self, pod: JSONObj, node_name: str) -> None: ...
+
+    def delete_pod(self, pod: JSONObj, reason: str = "") -> None: ...
 
     def patch_pod_metadata(
         self,
-        pod: Mapping[str, Any],
+        pod: JSONObj,
         *,
         annotations: Mapping[str, str | None] | None = None,
         labels: Mapping[str, str | None] | None = None,
     ) -> None: ...
 
-    def patch_pod_status(self, pod: Mapping[str, Any], patch: Mapping[str, Any]) -> None: ...
+    def patch_pod_status(self, pod: JSONObj, patch: JSONObj) -> None: ...
 
-    def list_objects(self, api_version: str, kind: str) -> list[dict[str, Any]]: ...
+    def list_objects(self, api_version: str, kind: str) -> Sequence[JSONObj]: ...
 
-    def update_object_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> None: ...
+    def update_object_status(self, obj: JSONObj, status: JSONObj) -> None: ...
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` asynchronously: a thread against a real cluster, a zero-delay event in the simulator."""
+        ...
+
+
+class Counter(Protocol):
+    def inc(self, amount: float = 1) -> None: ...
+
+
+class Observer(Protocol):
+    def observe(self, amount: float) -> None: ...
+
+
+class PluginMetrics(Protocol):
+    """The part of the scheduler's metrics (``kubesched.metrics.SchedulerMetrics``) plugins feed."""
+
+    #: The scheduler's Prometheus registry: a plugin registers its own collectors there.
+    @property
+    def registry(self) -> CollectorRegistry: ...
+
+    #: ``scheduler_preemption_attempts``.
+    @property
+    def preemption_attempts(self) -> Counter: ...
+
+    #: ``scheduler_preemption_victims``.
+    @property
+    def preemption_victims(self) -> Observer: ...
+
+    def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
+        """One background preemption finished (``result``: success or error)."""
+        ...
 
 
 class Handle(Protocol):
-    """What a plugin's factory receives: the snapshot, waiting pods, events, the clock, the cluster."""
+    """Everything a plugin may use of the scheduler (upstream ``framework.Handle``): what its
+    factory receives, ``factory(args, handle)``.
+
+    Every member is always there; what a backend or a test may lack is typed so (``metrics`` may
+    be None), never probed with ``getattr``. ``kubesched.testing.FakeHandle`` implements it with
+    inert defaults for unit tests.
+    """
 
     @property
-    def profile_name(self) -> str: ...
+    def profile_name(self) -> str:
+        """The ``schedulerName`` of the profile the plugin belongs to."""
+        ...
 
     @property
-    def clock(self) -> Clock: ...
+    def clock(self) -> Clock:
+        """The scheduler's clock: the only source of time a plugin may read (virtual in simulations)."""
+        ...
 
-    def snapshot_shared_lister(self) -> Snapshot: ...
+    @property
+    def metrics(self) -> PluginMetrics | None:
+        """The scheduler's metrics, or None where there are none (a bare unit test)."""
+        ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's seeded random source (preemption's candidate offset): runs reproduce."""
+        ...
+
+    @property
+    def parallelism(self) -> int:
+        """The configuration's ``parallelism``."""
+        ...
+
+    # -- the cluster -----------------------------------------------------------------------------
+    def snapshot_shared_lister(self) -> Snapshot:
+        """The cycle's snapshot of nodes and their pods (upstream ``SnapshotSharedLister``)."""
+        ...
 
     def event_recorder(self) -> EventRecorder: ...
 
     def client(self) -> ClusterClient: ...
 
+    # -- waiting pods (Permit) -------------------------------------------------------------------
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
 
     def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None: ...
 
     def reject_waiting_pod(self, uid: str) -> bool: ...
 
-    def activate(self, pods: Sequence[Mapping[str, Any]]) -> None: ...
+    # -- the queue and the nominator -------------------------------------------------------------
+    def activate(self, pods: Sequence[JSONObj]) -> None:
+        """Move these pods (if pending) to activeQ now (upstream ``Activate``)."""
+        ...
 
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
-
-    def move_pods_on_event(self, event: Any, old: Any = None, new: Any = None) -> None:
+    def move_pods_on_event(self, event: ClusterEvent, old: object = None, new: object = None) -> None:
         """Tell the queue a plugin-specific event happened (a custom resource changed, a timer fired)."""
         ...
 
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+    def delete_nominated_pod_if_exists(self, pod: PodInfo) -> None:
+        """Forget the pod's nomination in the scheduler's memory (upstream ``DeleteNominatedPodIfExists``)."""
+        ...
+
+    # -- running other plugins -------------------------------------------------------------------
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo
     ) -> Status: ...

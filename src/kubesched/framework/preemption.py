@@ -54,6 +54,7 @@ from kubesched.cluster.base import BindConflictError
 
 from .clock import VirtualClock, rfc3339
 from .cycle_state import CycleState
+from .interfaces import Handle, PluginMetrics
 from .status import Code, Status
 from .types import Diagnosis, FitError, NodeInfo, NominatingInfo, NominatingMode, PodInfo, PostFilterResult
 
@@ -330,13 +331,12 @@ PreemptPodFunc = Callable[[Candidate, PodInfo, PodInfo], "str | None"]
 class Evaluator:
     """Upstream ``preemption.Evaluator``: the mechanics shared by preempting PostFilter plugins.
 
-    ``handle`` is the framework handle (:class:`kubesched.framework.interfaces.Handle`); when it
-    also offers ``metrics`` and ``delete_nominated_pod_if_exists`` (the scheduler's handle does),
-    preemption records ``scheduler_preemption_victims`` and clears in-memory nominations.
+    ``handle`` is the framework handle (:class:`kubesched.framework.interfaces.Handle`): when its
+    ``metrics`` is not None, preemption records ``scheduler_preemption_victims``.
     """
 
     def __init__(
-        self, plugin_name: str, handle: Any, interface: PreemptionInterface, *, async_preemption: bool | None = False
+        self, plugin_name: str, handle: Handle, interface: PreemptionInterface, *, async_preemption: bool | None = False
     ) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
@@ -354,14 +354,14 @@ class Evaluator:
     def now_ns(self) -> int:
         return int(self.handle.clock.now() * 1_000_000_000)
 
-    def _metrics(self) -> Any:
-        return getattr(self.handle, "metrics", None)
+    def _metrics(self) -> PluginMetrics | None:
+        return self.handle.metrics
 
     def is_async(self) -> bool:
         """Whether victims are preempted in the background (``enableAsyncPreemption``)."""
         if self.async_preemption is not None:
             return self.async_preemption
-        return not isinstance(getattr(self.handle, "clock", None), VirtualClock)
+        return not isinstance(self.handle.clock, VirtualClock)
 
     def is_pod_running_preemption(self, pod_uid: str) -> bool:
         """Upstream ``IsPodRunningPreemption``: the pod's background preemption has not reached
@@ -428,10 +428,7 @@ class Evaluator:
         return PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE)), Status(Code.SUCCESS)
 
     def _latest(self, pod: PodInfo) -> dict[str, Any] | None:
-        get_pod = getattr(self.handle.client(), "get_pod", None)
-        if get_pod is None:
-            return pod.pod
-        latest: dict[str, Any] | None = get_pod(pod.namespace, pod.name)
+        latest: dict[str, Any] | None = self.handle.client().get_pod(pod.namespace, pod.name)
         return latest
 
     def find_candidates(
@@ -572,7 +569,6 @@ class Evaluator:
         """Upstream ``getLowerPriorityNominatedPods`` + ``clearNominatedNodeName``: patch their
         ``status.nominatedNodeName`` away and drop them from the nominator, as the informer's
         update would. Failures are logged, not returned (upstream: not critical); False if any."""
-        delete_nominated = getattr(self.handle, "delete_nominated_pod_if_exists", None)
         ok = True
         for p in self.handle.nominated_pods_for_node(node_name):
             if p.priority >= pod.priority:
@@ -583,8 +579,7 @@ class Evaluator:
             except Exception as err:
                 log.error("cannot clear nominatedNodeName of %s: %s", p.key, err)
                 ok = False
-            if delete_nominated is not None:
-                delete_nominated(p)
+            self.handle.delete_nominated_pod_if_exists(p)
         return ok
 
     # -- prepareCandidateAsync --------------------------------------------------------------------
@@ -657,11 +652,7 @@ class Evaluator:
                     metrics.observe_preemption_goroutine(result, clock.now() - start)
                 log.debug("async preemption finished: preemptor %s, node %s, result %s", pod.key, c.name, result)
 
-        submit: Callable[[Callable[[], None]], None] | None = getattr(self.handle.client(), "submit", None)
-        if submit is None:
-            run()
-        else:
-            submit(run)
+        self.handle.client().submit(run)
 
 
 def _has_condition(pod: Mapping[str, Any], want: Mapping[str, str]) -> bool:

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeAlias
 
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.nodeaffinity import RequiredNodeAffinity
@@ -23,6 +23,12 @@ from kubesched.api.resources import Resource, compute_pod_resources
 from .status import Status
 
 Obj = dict[str, Any]
+#: A JSON value as the API server sends it, for code typed without ``Any`` (every plugin): read-only
+#: containers, so any decoded object fits without a copy or a cast; narrow with ``isinstance``
+#: (``type(x) is dict`` first on hot paths) before reading deeper.
+JSONValue: TypeAlias = "bool | int | float | str | Sequence[JSONValue] | Mapping[str, JSONValue] | None"
+#: A JSON object (an API object, or a part of one) as :data:`JSONValue` types it.
+JSONObj: TypeAlias = "Mapping[str, JSONValue]"
 log = logging.getLogger("kubesched.scheduler")
 #: Invalid objects are reported on their own logger, so a front end that has already reported
 #: them with their file and line (kubesched simulate) can leave these lines out.
