@@ -120,6 +120,13 @@ def test_a_broken_file_in_the_list_is_an_error(tmp_path: Path, two_files: tuple[
         connection_config(None, environ={"KUBECONFIG": os.pathsep.join([first, str(bad)])})
 
 
+def test_a_name_twice_in_one_file_is_an_error(tmp_path: Path) -> None:
+    """tools/clientcmd/api/v1/conversion.go: 'duplicate name "..." in list'."""
+    kc = _write(tmp_path / "kc", {"users": [_user("u", token="a"), _user("u", token="b")]})
+    with pytest.raises(KubeConfigError, match=r'users\[1\]: duplicate name "u" in list'):
+        connection_config(kc, environ={})
+
+
 def _in_cluster(tmp_path: Path) -> tuple[dict[str, str], Path]:
     sa = tmp_path / "sa"
     sa.mkdir()

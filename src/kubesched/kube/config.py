@@ -214,7 +214,9 @@ def read_kubeconfig(path: str) -> KubeConfig:
             body = item.get(what)
             if body is not None and not isinstance(body, Mapping):
                 raise KubeConfigError(f"{path}: {key}[{i}].{what} must be a mapping")
-            target.setdefault(name, Named(body or {}, path))
+            if name in target:  # clientcmd's conversion refuses it (the list does not say which is meant)
+                raise KubeConfigError(f'{path}: {key}[{i}]: duplicate name "{name}" in list')
+            target[name] = Named(body or {}, path)
     return out
 
 
