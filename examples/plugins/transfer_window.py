@@ -6,16 +6,26 @@ The example plugin of docs/plugin-guide.md; tests/docs/test_plugin_guide.py test
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from kubesched.config.errors import FieldError, invalid
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interfaces import Handle
-from kubesched.framework.status import Status
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EnqueueExtensions,
+    EventResource,
+    FieldError,
+    FilterPlugin,
+    Handle,
+    JSONObj,
+    NodeInfo,
+    PodInfo,
+    QueueingHint,
+    Status,
+    invalid,
+)
 
 _HH_MM = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")
 _DAY = 24 * 3600
@@ -47,7 +57,7 @@ def _seconds(hh_mm: str) -> int:
     return int(hours) * 3600 + int(minutes) * 60
 
 
-class TransferWindow:
+class TransferWindow(FilterPlugin, EnqueueExtensions):
     name = "TransferWindow"
     Args = TransferWindowArgs
 
@@ -78,7 +88,7 @@ class TransferWindow:
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [ClusterEventWithHint(WINDOW_OPENED, self._hint)]
 
-    def _hint(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _hint(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         return QueueingHint.QUEUE if self.is_open(self._handle.clock.now()) else QueueingHint.QUEUE_SKIP
 
     def _wake_when_open(self, now: float) -> None:

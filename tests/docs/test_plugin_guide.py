@@ -11,10 +11,7 @@ from datetime import datetime
 import pytest
 from transfer_window import TransferWindow
 
-from kubesched.config.errors import ConfigError
-from kubesched.framework.clock import VirtualClock
-from kubesched.framework.runtime import FrameworkError
-from kubesched.framework.status import Code
+from kubesched.framework import Code, ConfigError, FrameworkError, VirtualClock
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 
 NIGHT = {"TransferWindow": {"windowStart": "22:00", "windowEnd": "06:00"}}
