@@ -31,16 +31,18 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import yaml
 
-from kubesched.testing.controlplane import ControlPlane, ControlPlaneError, ControlPlaneNotBuiltError
-
 from .errors import BenchError
 from .result import BenchResult, histogram_quantile, process_peak_rss_mb
 from .workloads import Obj, Workload, namespace
+
+if TYPE_CHECKING:
+    # Imported when a run starts (:func:`_control_plane`): the harness needs an optional extra.
+    from kubesched.testing.controlplane import ControlPlane
 
 #: Client QPS/burst of the scheduler under test (both of them): high enough that client-side rate
 #: limiting is not what is measured (kube-scheduler's default 50/100 would cap binding at ~50/s).
@@ -60,6 +62,12 @@ Progress = Callable[[int, int], None]
 
 class ApiserverBenchError(BenchError):
     """The control plane or the scheduler under test could not be run."""
+
+
+#: The one line a plain install (no ``controlplane`` extra, so no ``cryptography``) gets.
+MISSING_HARNESS = (
+    "kubesched bench --backend apiserver needs the control-plane harness: pip install 'kubesched[controlplane]'"
+)
 
 
 def _free_port() -> int:
@@ -162,7 +170,7 @@ class SchedulerProcess:
         self.log_path = work / f"{kind}.log"
         if kind == "kube-scheduler":
             if cp.binaries.kube_scheduler is None:
-                raise ControlPlaneNotBuiltError("kube-scheduler not built: run scripts/controlplane.sh")
+                raise ApiserverBenchError("kube-scheduler not built: run scripts/controlplane.sh")
             port = _free_port()
             self.proc = cp.start_kube_scheduler(
                 config_path, kubeconfig, secure_port=port, log_path=self.log_path
@@ -351,6 +359,12 @@ def _key(pod: Obj) -> str:
 @contextlib.contextmanager
 def _control_plane() -> Iterator[ControlPlane]:
     try:
+        from kubesched.testing.controlplane import ControlPlane, ControlPlaneError, ControlPlaneNotBuiltError
+    except ImportError as err:
+        if err.name != "cryptography":  # set by the harness for its extra; anything else is a bug
+            raise
+        raise ApiserverBenchError(MISSING_HARNESS) from None
+    try:
         cp = ControlPlane(
             # The harness's own requests (creating 10^4 pods at once) must not be throttled either.
             extra_apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
@@ -445,4 +459,6 @@ def run_apiserver(
     )
 
 
-__all__ = ["ApiserverBenchError", "BindWatch", "SchedulerProcess", "run_apiserver", "scheduler_config"]
+__all__ = [
+    "MISSING_HARNESS", "ApiserverBenchError", "BindWatch", "SchedulerProcess", "run_apiserver", "scheduler_config",
+]

@@ -43,15 +43,27 @@ from typing import IO, Any
 
 import httpx
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+#: What to install for this harness: its certificates need ``cryptography``, which a plain
+#: ``pip install kubesched`` does not bring.
+INSTALL_HINT = "pip install 'kubesched[controlplane]'"
+
+try:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+except ImportError as _err:
+    # ``name`` lets a caller tell the missing extra from any other import failure.
+    raise ImportError(
+        f"kubesched.testing.controlplane needs the controlplane extra ({_err}): {INSTALL_HINT}", name="cryptography"
+    ) from _err
 
 __all__ = [
     "BIN_ENV",
     "CACHE_ENV",
     "DEFAULT_DISABLED_ADMISSION_PLUGINS",
+    "INSTALL_HINT",
     "K8S_MINOR",
     "KWOK_NODE_ANNOTATION",
     "NOT_BUILT_MESSAGE",
