@@ -347,6 +347,18 @@ def test_pre_filter_counts_nominated_pods_of_the_same_quota() -> None:
     assert fw.run_pre_filter(pod("q", "ns1", 600, priority=HIGH + 1)).status.is_success()
 
 
+def test_pre_filter_asks_the_nominator_about_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream's PreFilter (scheduler-plugins pkg/capacityscheduling/capacity_scheduling.go) calls
+    ``NominatedPodsForNode`` for every node; no other member of the handle can skip that walk
+    (an earlier version asked a ``has_nominated_pods`` the handle never had)."""
+    fw = framework([quota("ns1", {"memory": 1000}, {"memory": 2000})], [big_node()])
+    fw.scheduler.queue.add_nominated_pod(PodInfo(pod("nominated", "ns1", 1500, priority=HIGH)), "node-a")
+    handle = fw.scheduler.handles[fw.framework.profile_name]
+    monkeypatch.setattr(handle, "has_nominated_pods", lambda: False, raising=False)
+    st = fw.run_pre_filter(pod("p", "ns1", 600, priority=MID)).status
+    assert st.message() == "Pod ns1/p is rejected in PreFilter because ElasticQuota ns1 is more than Max"
+
+
 # -------------------------------------------------------------------------------------------------
 # TestReserve / TestUnreserve
 # -------------------------------------------------------------------------------------------------

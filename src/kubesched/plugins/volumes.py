@@ -31,6 +31,17 @@ from typing import Any
 from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interfaces import (
+    EnqueueExtensions,
+    FilterPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
 from kubesched.plugins import names
@@ -75,7 +86,7 @@ def _unsupported_volumes(plugin: str) -> Status:
     )
 
 
-class _VolumeStandIn:
+class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     """PreFilter + Filter: Skip pods without claimed volumes, reject the others."""
 
     name = ""
@@ -117,7 +128,7 @@ class NodeVolumeLimits(_VolumeStandIn):
     name = names.NODE_VOLUME_LIMITS
 
 
-class VolumeBinding(_VolumeStandIn):
+class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
     """Also at PreScore/Score, Reserve and PreBind, as upstream's VolumeBinding."""
 
     name = names.VOLUME_BINDING
@@ -145,7 +156,15 @@ class VolumeBinding(_VolumeStandIn):
         return Status(Code.SKIP)
 
 
-class DynamicResources:
+class DynamicResources(
+    PreEnqueuePlugin,
+    EnqueueExtensions,
+    PreFilterPlugin,
+    FilterPlugin,
+    PostFilterPlugin,
+    ReservePlugin,
+    PreBindPlugin,
+):
     """DRA stand-in at upstream's points: PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind."""
 
     name = names.DYNAMIC_RESOURCES

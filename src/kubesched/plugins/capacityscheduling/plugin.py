@@ -26,6 +26,13 @@ from kubesched.api.resources import Resource
 from kubesched.config.errors import FieldError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interfaces import (
+    EnqueueExtensions,
+    PostFilterPlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    ReservePlugin,
+)
 from kubesched.framework.preemption import Evaluator
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
@@ -88,7 +95,7 @@ class _Quotas:
     fresh: set[str] = field(default_factory=set)
 
 
-class CapacityScheduling:
+class CapacityScheduling(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions, PostFilterPlugin, ReservePlugin):
     name = names.CAPACITY_SCHEDULING
     args_type = CapacitySchedulingArgs
 
@@ -239,9 +246,9 @@ class CapacityScheduling:
         # Nominated pods will take their room first: those of the same quota that are at least as
         # important, and (for the sum of mins) those of quotas still within their min.
         in_eq, total = Resource(), Resource()
-        # Upstream asks every node; a handle that can tell there are none spares the walk.
-        any_nominated = getattr(self.handle, "has_nominated_pods", None)
-        for ni in nodes if not callable(any_nominated) or any_nominated() else ():
+        # Upstream (scheduler-plugins capacity_scheduling.go PreFilter) asks the nominator about
+        # every node; so do we: the handle offers no shortcut (no "are there any" question).
+        for ni in nodes:
             for p in self.handle.nominated_pods_for_node(ni.name):
                 info = infos.get(p.namespace)
                 if p.uid == pod.uid or info is None:

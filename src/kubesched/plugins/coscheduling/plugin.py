@@ -36,6 +36,16 @@ from typing import Any
 from kubesched.framework.clock import rfc3339
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interfaces import (
+    EnqueueExtensions,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult, QueuedPodInfo, pod_uid
 from kubesched.framework.waiting_pods import WaitingPod
@@ -83,7 +93,16 @@ def _same_group(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return bool(full) and full == pod_group_full_name(b)
 
 
-class Coscheduling:
+class Coscheduling(
+    PreEnqueuePlugin,
+    QueueSortPlugin,
+    EnqueueExtensions,
+    PreFilterPlugin,
+    PostFilterPlugin,
+    ReservePlugin,
+    PermitPlugin,
+    PostBindPlugin,
+):
     name = names.COSCHEDULING
     Args = CoschedulingArgs
     #: Members wait at PreEnqueue for their siblings: let them in when one arrives.

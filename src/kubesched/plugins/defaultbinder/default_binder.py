@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import BindPlugin
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins import names
 
 
-class DefaultBinder:
+class DefaultBinder(BindPlugin):
     name = names.DEFAULT_BINDER
 
     def __init__(self, args: Any, handle: Any) -> None:

@@ -40,6 +40,7 @@ from typing import Any
 from kubesched.config.plugin_args import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interfaces import EnqueueExtensions, PostFilterPlugin, PreEnqueuePlugin
 from kubesched.framework.preemption import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -67,7 +68,7 @@ IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, PodInfo], bool]
 MoreImportantPodFunc = Callable[[PodInfo, PodInfo], bool]
 
 
-class DefaultPreemption:
+class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin):
     name = names.DEFAULT_PREEMPTION
     args_type = DefaultPreemptionArgs
 

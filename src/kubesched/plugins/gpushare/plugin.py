@@ -28,7 +28,18 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BatchFilterStatusesPlugin,
+    BatchScorePlugin,
+    EnqueueExtensions,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScoreExtensions,
+)
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
@@ -90,7 +101,16 @@ def _clamp(scores: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.minimum(np.maximum(scores, MIN_NODE_SCORE), MAX_NODE_SCORE)
 
 
-class GpuShare:
+class GpuShare(
+    EnqueueExtensions,
+    PreFilterPlugin,
+    BatchFilterStatusesPlugin,
+    PreScorePlugin,
+    BatchScorePlugin,
+    ScoreExtensions,
+    ReservePlugin,
+    PreBindPlugin,
+):
     """The GpuShare plugin (PreFilter, Filter, PreScore, Score, Reserve, PreBind, EnqueueExtensions)."""
 
     name = NAME

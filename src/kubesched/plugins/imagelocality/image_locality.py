@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -94,7 +94,7 @@ class _CycleData:
         return self
 
 
-class ImageLocality:
+class ImageLocality(BatchScorePlugin):
     name = names.IMAGE_LOCALITY
     args_type = None
 

@@ -18,7 +18,16 @@ import numpy.typing as npt
 from kubesched.config.plugin_args import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    EnqueueExtensions,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+)
 from kubesched.framework.lazy_state import filter_by_batch_mask
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -74,7 +83,15 @@ def _unroll_weighted(
     return tuple(WeightedAffinityTerm(_unroll(w.term, namespaces), w.weight) for w in terms)
 
 
-class InterPodAffinity:
+class InterPodAffinity(
+    EnqueueExtensions,
+    PreFilterPlugin,
+    PreFilterExtensions,
+    BatchFilterPlugin,
+    PreScorePlugin,
+    BatchScorePlugin,
+    ScoreExtensions,
+):
     name = names.INTER_POD_AFFINITY
     args_type = InterPodAffinityArgs
 

@@ -26,7 +26,15 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    EnqueueExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+)
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
@@ -123,7 +131,14 @@ def _pinned_node_names(terms: Sequence[Any]) -> set[str] | None:
     return node_names
 
 
-class NodeAffinity:
+class NodeAffinity(
+    EnqueueExtensions,
+    PreFilterPlugin,
+    BatchFilterPlugin,
+    PreScorePlugin,
+    BatchScorePlugin,
+    ScoreExtensions,
+):
     name = names.NODE_AFFINITY
     args_type = NodeAffinityArgs
 

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -25,7 +26,7 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
     return not pod.node_name or pod.node_name == node_info.name
 
 
-class NodeName:
+class NodeName(EnqueueExtensions, BatchFilterPlugin):
     name = names.NODE_NAME
     args_type = None
 

@@ -20,6 +20,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import HostPortInfo, NodeInfo, PodInfo, PreFilterResult, spec
 from kubesched.plugins import names
@@ -52,7 +53,7 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
     return fits_ports(pod.host_ports, node_info.used_ports)
 
 
-class NodePorts:
+class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     name = names.NODE_PORTS
     args_type = None
 

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from kubesched.config.errors import ConfigError
 from kubesched.config.plugin_args import NodeResourcesBalancedAllocationArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, PreScorePlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -115,7 +115,7 @@ class _PreScoreState:
         return self
 
 
-class BalancedAllocation:
+class BalancedAllocation(PreScorePlugin, BatchScorePlugin):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
     args_type = NodeResourcesBalancedAllocationArgs
 

@@ -27,6 +27,13 @@ from kubesched.config.plugin_args import (
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.interfaces import (
+    BatchFilterStatusesPlugin,
+    BatchScorePlugin,
+    EnqueueExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+)
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
@@ -90,7 +97,7 @@ class InsufficientResource:
     unresolvable: bool = False
 
 
-class Fit:
+class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScorePlugin, BatchScorePlugin):
     name = names.NODE_RESOURCES_FIT
     args_type = NodeResourcesFitArgs
 

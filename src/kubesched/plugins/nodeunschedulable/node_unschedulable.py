@@ -19,6 +19,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, pod_uid, spec
@@ -44,7 +45,7 @@ def _object(obj: Any, kind: str) -> Mapping[str, Any] | None:
     return obj
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(EnqueueExtensions, BatchFilterPlugin):
     name = names.NODE_UNSCHEDULABLE
     args_type = None
 

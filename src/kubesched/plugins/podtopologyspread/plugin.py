@@ -20,6 +20,15 @@ from kubesched.api.errors import InvalidObjectError
 from kubesched.config.plugin_args import PodTopologySpreadArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interfaces import (
+    BatchFilterPlugin,
+    EnqueueExtensions,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from kubesched.framework.lazy_state import filter_by_batch_mask
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -54,7 +63,15 @@ class ConstraintsError(ValueError):
     """A constraint's labelSelector cannot be parsed (upstream ``getConstraints`` error)."""
 
 
-class PodTopologySpread:
+class PodTopologySpread(
+    EnqueueExtensions,
+    PreFilterPlugin,
+    PreFilterExtensions,
+    BatchFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreExtensions,
+):
     name = names.POD_TOPOLOGY_SPREAD
     args_type = PodTopologySpreadArgs
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.framework.interfaces import QueueSortPlugin
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.plugins import names
 
 
-class PrioritySort:
+class PrioritySort(QueueSortPlugin):
     name = names.PRIORITY_SORT
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

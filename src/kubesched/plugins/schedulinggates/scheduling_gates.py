@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, pod_uid
 from kubesched.plugins import names
 
 
-class SchedulingGates:
+class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
     name = names.SCHEDULING_GATES
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

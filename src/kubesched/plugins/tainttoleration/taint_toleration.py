@@ -31,7 +31,14 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    EnqueueExtensions,
+    PreScorePlugin,
+    ScoreExtensions,
+)
 from kubesched.framework.node_columns import per_taint_set
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -92,7 +99,7 @@ class _PreScoreState:
         return self
 
 
-class TaintToleration:
+class TaintToleration(EnqueueExtensions, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, ScoreExtensions):
     name = names.TAINT_TOLERATION
     args_type = None
 

@@ -23,6 +23,7 @@ from kubesched.api.validation import is_qualified_name
 from kubesched.config.errors import ConfigError, FieldError, invalid
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
@@ -63,7 +64,7 @@ class _PreFilterState:
         return self
 
 
-class TenantIsolation:
+class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
     name = names.TENANT_ISOLATION
     args_type = TenantIsolationArgs
 

@@ -39,6 +39,7 @@ from typing import Any
 from kubesched.config.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interfaces import EnqueueExtensions, PreFilterPlugin, QueueSortPlugin, ReservePlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult, QueuedPodInfo
@@ -75,7 +76,7 @@ def _namespace_lister(handle: Any) -> Namespaces | None:
     return namespaces
 
 
-class TenantFairSort:
+class TenantFairSort(QueueSortPlugin, EnqueueExtensions, PreFilterPlugin, ReservePlugin):
     name = names.TENANT_FAIR_SORT
     args_type = TenantFairSortArgs
 

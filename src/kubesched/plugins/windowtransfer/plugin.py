@@ -28,7 +28,18 @@ import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interfaces import MAX_NODE_SCORE, Handle
+from kubesched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    EnqueueExtensions,
+    Handle,
+    PermitPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+)
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult, pod_uid, spec
@@ -60,7 +71,16 @@ def _node(obj: Any) -> NodeInfo | None:
     return NodeInfo(dict(obj)) if isinstance(obj, Mapping) else None
 
 
-class WindowTransfer:
+class WindowTransfer(
+    PreEnqueuePlugin,
+    EnqueueExtensions,
+    PreFilterPlugin,
+    BatchFilterPlugin,
+    PreScorePlugin,
+    BatchScorePlugin,
+    ScoreExtensions,
+    PermitPlugin,
+):
     name = names.WINDOW_TRANSFER
     args_type = WindowTransferArgs
     implied_pre_enqueue = True
