@@ -614,9 +614,6 @@ class Scheduler:
                 if st.plugin:
                     diagnosis.unschedulable_plugins.add(st.plugin)
             rows = np.array(agreed, dtype=np.intp)
-        elif len(failed):
-            diagnosis.lazy_failed = failed
-            diagnosis.lazy = (fw, state, pi)
         diagnosis.feasible_rows = rows
         return feasible
 
@@ -878,17 +875,6 @@ class Scheduler:
             except Exception as e:
                 log.warning("error updating pod %s status: %s", pi.key, e)
 
-    # ------------------------------------------------------------------------------------------
-    # driving
-    # ------------------------------------------------------------------------------------------
-    def schedule_all_active(self, limit: int | None = None) -> int:
-        """Schedule until the queue has nothing to pop now (the simulator's inner loop)."""
-        n = 0
-        while (limit is None or n < limit) and self.schedule_one():
-            n += 1
-        self.metrics.set_pending(self.queue.counts())
-        return n
-
 
 def _rotate(a: np.ndarray, start: int) -> np.ndarray:
     """``np.roll(a, -start)`` (upstream's rotated start index), cheaper for one dimension."""
@@ -912,15 +898,12 @@ _OK = Status(Code.SUCCESS)
 class _Diag(Diagnosis):
     """Diagnosis plus the bookkeeping of lazily computed reasons for batch-rejected nodes."""
 
-    __slots__ = ("feasible_rows", "lazy", "lazy_failed", "processed_failures")
+    __slots__ = ("feasible_rows", "processed_failures")
 
     def __init__(self) -> None:
         super().__init__()
         self.processed_failures = 0
         self.feasible_rows: np.ndarray | None = None
-        #: Rows the batch Filters rejected when some node was feasible (their reasons not computed).
-        self.lazy_failed: Sequence[int] | np.ndarray = []
-        self.lazy: tuple[Framework, CycleState, PodInfo] | None = None
 
 
 def _pod_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.framework.status import Code, Status, as_status, is_success
+from kubesched.framework.status import Code, Status, is_success, or_success
 
 # code, name, is_success, is_rejected, as_error is None
 CODES = [
@@ -40,7 +40,7 @@ def test_message_joins_reasons_with_comma() -> None:
 
 def test_none_is_success() -> None:
     assert is_success(None)
-    assert as_status(None).is_success()
+    assert or_success(None).is_success()
     assert not is_success(Status(Code.SKIP))
 
 
@@ -56,3 +56,14 @@ def test_as_error_of_a_rejection_names_its_message() -> None:
     err = Status(Code.UNSCHEDULABLE, "no room").as_error()
     assert err is not None
     assert str(err) == "no room"
+
+
+def test_one_as_status_and_it_is_upstreams_as_status() -> None:
+    # Upstream's AsStatus(err) wraps an error; the None-to-Success normaliser has its own name, so
+    # the one name no longer means two opposite things (issue 12).
+    from kubesched.framework import status
+
+    assert not hasattr(status, "as_status")
+    assert status.or_success(None).code == Code.SUCCESS
+    s = Status(Code.UNSCHEDULABLE, "x")
+    assert status.or_success(s) is s

@@ -219,13 +219,6 @@ class Resource:
             and not any(self.scalar_resources.values())
         )
 
-    def add_resource_list(self, rl: Mapping[str, Any] | None, path: str = "") -> None:
-        """Upstream ``Resource.Add(ResourceList)``: unknown non-scalar names are ignored."""
-        if not rl:
-            return
-        for name, value in rl.items():
-            self._add_quantity(name, _quantity(value, _join(path, name)))
-
     def _add_quantity(self, name: str, nanos: int) -> None:
         if name == CPU:
             self.milli_cpu += _ceil_away(nanos, _NANO_PER_MILLI)

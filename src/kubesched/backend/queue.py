@@ -728,9 +728,6 @@ class SchedulingQueue:
             self._backoff_seq.get(uid) == seq for _, seq, uid in self._futile_backoff
         )
 
-    def in_flight_count(self) -> int:
-        return len(self._in_flight)
-
     def retry_may_help(self) -> bool:
         """Could a pod waiting out its backoff get another result when retried?
 
@@ -769,7 +766,3 @@ def _attempts_to_max_backoff(initial: float, maximum: float) -> int:
         d *= 2
         n += 1
     return n
-
-
-def event_for_resource(resource: EventResource, action: Any, label: str = "") -> ClusterEvent:
-    return ClusterEvent(resource, action, label)

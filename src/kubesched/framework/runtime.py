@@ -665,10 +665,6 @@ class Framework:
             )
         return s
 
-    def run_per_node_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status:
-        """Only the plugins without a batch form (the batch ones ran over the node table already)."""
-        return self._filter_with(self.per_node_filter, state, pod, node_info)
-
     def active_per_node_filters(self, state: CycleState) -> list[Any]:
         """The plugins without a batch form that this cycle runs (PreFilter did not skip them)."""
         skip = state.skip_filter_plugins

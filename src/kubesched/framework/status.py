@@ -8,7 +8,6 @@ nothing when all is well.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
 
 
 class Code(enum.IntEnum):
@@ -70,10 +69,6 @@ class Status:
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
-    def success(cls) -> Status:
-        return cls(Code.SUCCESS)
-
-    @classmethod
     def unschedulable(cls, *reasons: str) -> Status:
         return cls(Code.UNSCHEDULABLE, *reasons)
 
@@ -86,10 +81,6 @@ class Status:
     def as_status(cls, err: BaseException) -> Status:
         """Upstream ``AsStatus(err)``: an Error status carrying the exception."""
         return cls(Code.ERROR, error=err)
-
-    @classmethod
-    def from_error_message(cls, message: str) -> Status:
-        return cls(Code.ERROR, message)
 
     # -- predicates -----------------------------------------------------------------------------
     def is_success(self) -> bool:
@@ -104,9 +95,6 @@ class Status:
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending (upstream ``IsRejected``)."""
         return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
-
-    def is_error(self) -> bool:
-        return self.code == Code.ERROR
 
     # -- accessors ------------------------------------------------------------------------------
     def message(self) -> str:
@@ -123,14 +111,6 @@ class Status:
 
     def with_plugin(self, plugin: str) -> Status:
         self.plugin = plugin
-        return self
-
-    def with_error(self, err: BaseException) -> Status:
-        self.error = err
-        return self
-
-    def append_reason(self, reason: str) -> Status:
-        self.reasons.append(reason)
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -152,20 +132,14 @@ class Status:
 StatusLike = Status | None
 
 
-def as_status(value: StatusLike) -> Status:
-    """Normalise a plugin's return value (``None`` means Success)."""
+def or_success(value: StatusLike) -> Status:
+    """A plugin's return value as a Status, ``None`` as Success: Go's nil ``*Status``, whose methods
+    answer Success. (Not ``as_status``: that is upstream's ``AsStatus(err)``, :meth:`Status.as_status`.)"""
     return _SUCCESS if value is None else value
 
 
 def is_success(value: StatusLike) -> bool:
     return value is None or value.code == Code.SUCCESS
-
-
-def merge_reasons(statuses: Iterable[Status]) -> list[str]:
-    out: list[str] = []
-    for s in statuses:
-        out.extend(s.reasons)
-    return out
 
 
 # A shared immutable-by-convention success value for normalisation; never handed to callers that mutate.
