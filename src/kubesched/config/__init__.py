@@ -1,7 +1,8 @@
 """KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): load, default, validate.
 
 Entry point: :func:`load_config`. Types mirror upstream's v1 API with snake_case
-attributes; plugin args are dataclasses decoded strictly (:mod:`.args`).
+attributes; plugin args are dataclasses decoded strictly (:mod:`.args`). What belongs here: the
+configuration file and the plugin args, nothing that runs a plugin; it imports only ``api``.
 """
 
 from .args import decode_args, describe_args
