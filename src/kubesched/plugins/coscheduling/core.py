@@ -13,10 +13,11 @@ import contextlib
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.interfaces import Handle
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo
+from kubesched.plugins.jsonview import get_obj
 
 from .args import CoschedulingArgs
 from .podgroup import API_VERSION, KIND, POD_GROUP_LABEL, PodGroupInfo, parse_pod_group, pod_group_name
@@ -26,18 +27,18 @@ PERMITTED_DEFAULT_TTL = 3.0
 _TERMINAL = ("Succeeded", "Failed")
 
 
-def _namespace(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("namespace") or "default")
+def _namespace(obj: JSONObj) -> str:
+    return str(get_obj(obj, "metadata").get("namespace") or "default")
 
 
-def is_terminal(pod: Mapping[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in _TERMINAL
+def is_terminal(pod: JSONObj) -> bool:
+    return get_obj(pod, "status").get("phase") in _TERMINAL
 
 
 class PodGroupManager:
     """PodGroups and their members, as the plugin sees them through the handle."""
 
-    def __init__(self, handle: Any, args: CoschedulingArgs) -> None:
+    def __init__(self, handle: Handle, args: CoschedulingArgs) -> None:
         self.handle = handle
         self.schedule_timeout = float(args.permit_waiting_time_seconds)
         self._lock = threading.RLock()
@@ -46,16 +47,16 @@ class PodGroupManager:
         #: full name -> when the group's backoff ends (upstream ``backedOffPG``).
         self._backed_off: dict[str, float] = {}
         #: (namespace, name) -> (the object parsed, its parse): parse each object version once.
-        self._parsed: dict[tuple[str, str], tuple[Mapping[str, Any], PodGroupInfo]] = {}
+        self._parsed: dict[tuple[str, str], tuple[JSONObj, PodGroupInfo]] = {}
         #: (namespace, name, uid) -> when the plugin first saw a PodGroup without creationTimestamp.
         self._first_seen: dict[tuple[str, str, str], float] = {}
         #: node name -> (NodeInfo generation, assigned pods per (namespace, group)).
         self._assigned: dict[str, tuple[int, Counter[tuple[str, str]]]] = {}
         #: full name -> the cluster as the group last failed in it (see :meth:`park`).
-        self._parked: dict[str, tuple[Any, ...]] = {}
+        self._parked: dict[str, tuple[object, ...]] = {}
 
     # -- PodGroups --------------------------------------------------------------------------------
-    def get_pod_group(self, pod: Mapping[str, Any]) -> tuple[str, PodGroupInfo | None]:
+    def get_pod_group(self, pod: JSONObj) -> tuple[str, PodGroupInfo | None]:
         """Upstream ``GetPodGroup``: the group's full name (``""`` without the label) and the group
         (None if it does not exist). An ill-formed PodGroup raises InvalidObjectError."""
         name = pod_group_name(pod)
@@ -66,13 +67,13 @@ class PodGroupManager:
 
     def lookup(self, namespace: str, name: str) -> PodGroupInfo | None:
         for obj in self.handle.client().list_objects(API_VERSION, KIND):
-            md = obj.get("metadata") or {}
+            md = get_obj(obj, "metadata")
             if md.get("name") == name and _namespace(obj) == namespace:
                 return self._parse(obj)
         return None
 
-    def _parse(self, obj: Mapping[str, Any]) -> PodGroupInfo:
-        key = (_namespace(obj), str((obj.get("metadata") or {}).get("name")))
+    def _parse(self, obj: JSONObj) -> PodGroupInfo:
+        key = (_namespace(obj), str(get_obj(obj, "metadata").get("name")))
         with self._lock:
             cached = self._parsed.get(key)
             if cached is not None and cached[0] is obj:
@@ -87,13 +88,13 @@ class PodGroupManager:
         server) counts as created when the plugin first saw it."""
         if pg.creation_timestamp is not None:
             return pg.creation_timestamp
-        uid = str((pg.obj.get("metadata") or {}).get("uid") or "")
+        uid = str(get_obj(pg.obj, "metadata").get("uid") or "")
         key = (pg.namespace, pg.name, uid)
         with self._lock:
             return self._first_seen.setdefault(key, self.handle.clock.now())
 
     # -- members ----------------------------------------------------------------------------------
-    def members(self, namespace: str, name: str) -> list[dict[str, Any]]:
+    def members(self, namespace: str, name: str) -> list[JSONObj]:
         """Every pod of the group (the pod lister with the pod-group label selector), terminated
         ones included."""
         return [
@@ -102,7 +103,7 @@ class PodGroupManager:
             if pod_group_name(p) == name and _namespace(p) == namespace
         ]
 
-    def live_members(self, namespace: str, name: str) -> list[dict[str, Any]]:
+    def live_members(self, namespace: str, name: str) -> list[JSONObj]:
         """Members that are not Succeeded or Failed: those that can still form the gang."""
         return [p for p in self.members(namespace, name) if not is_terminal(p)]
 
@@ -158,7 +159,7 @@ class PodGroupManager:
             return until
 
     # -- parking (kubesched) ----------------------------------------------------------------------
-    def fingerprint(self, pg: PodGroupInfo, nodes: Sequence[NodeInfo]) -> tuple[Any, ...]:
+    def fingerprint(self, pg: PodGroupInfo, nodes: Sequence[NodeInfo]) -> tuple[object, ...]:
         """What could make a failed gang fit: the nodes, the pods on them that are not the gang's,
         the gang's members (and their scheduling gates) and the PodGroup's spec. The gang's own
         pods coming and going (assumed, released, bound) are left out on purpose."""
@@ -168,7 +169,7 @@ class PodGroupManager:
         )
         member_part = tuple(
             sorted(
-                (str((p.get("metadata") or {}).get("uid") or ""), str((p.get("spec") or {}).get("schedulingGates")))
+                (str(get_obj(p, "metadata").get("uid") or ""), str(get_obj(p, "spec").get("schedulingGates")))
                 for p in self.live_members(pg.namespace, pg.name)
             )
         )

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from kubesched.framework.clock import rfc3339
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import (
     EnqueueExtensions,
+    Handle,
     PermitPlugin,
     PostBindPlugin,
     PostFilterPlugin,
@@ -47,9 +47,18 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult, QueuedPodInfo, pod_uid
+from kubesched.framework.types import (
+    JSONObj,
+    NodeInfo,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    pod_uid,
+)
 from kubesched.framework.waiting_pods import WaitingPod
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import get_obj
 
 from . import status as pg_status
 from .args import CoschedulingArgs
@@ -88,7 +97,7 @@ class _Rejected:
         return self
 
 
-def _same_group(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same_group(a: JSONObj, b: JSONObj) -> bool:
     full = pod_group_full_name(a)
     return bool(full) and full == pod_group_full_name(b)
 
@@ -108,7 +117,7 @@ class Coscheduling(
     #: Members wait at PreEnqueue for their siblings: let them in when one arrives.
     unscheduled_pod_add_events = True
 
-    def __init__(self, args: CoschedulingArgs | None, handle: Any) -> None:
+    def __init__(self, args: CoschedulingArgs | None, handle: Handle) -> None:
         self.args = args or CoschedulingArgs()
         self.handle = handle
         self.pg_mgr = PodGroupManager(handle, self.args)
@@ -120,7 +129,7 @@ class Coscheduling(
         self._resource_gap: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _info(self, msg: str, *args: Any) -> None:
+    def _info(self, msg: str, *args: object) -> None:
         """Log at INFO with the scheduler's (virtual) time, so a simulation reads as a story."""
         if log.isEnabledFor(logging.INFO):
             log.info("%s " + msg, rfc3339(self.handle.clock.now()), *args)
@@ -131,16 +140,16 @@ class Coscheduling(
             return float(pg.schedule_timeout_seconds)
         return self.pg_mgr.schedule_timeout or DEFAULT_WAIT_TIME
 
-    def _iterate_group_waiting(self, pod: Mapping[str, Any], fn: Any) -> None:
+    def _iterate_group_waiting(self, pod: JSONObj, fn: Callable[[WaitingPod], None]) -> None:
         full = pod_group_full_name(pod)
 
         def visit(wp: WaitingPod) -> None:
-            if pod_group_full_name(wp.pod) == full:
+            if pod_group_full_name(wp.pod_info.pod) == full:
                 fn(wp)
 
         self.handle.iterate_over_waiting_pods(visit)
 
-    def _reject_waiting(self, pod: Mapping[str, Any], message: str) -> int:
+    def _reject_waiting(self, pod: JSONObj, message: str) -> int:
         rejected: list[str] = []
 
         def reject(wp: WaitingPod) -> None:
@@ -322,9 +331,9 @@ class Coscheduling(
         siblings = [
             p
             for p in self.pg_mgr.live_members(pg.namespace, pg.name)
-            if not (p.get("spec") or {}).get("nodeName")
-            and str((p.get("metadata") or {}).get("uid") or "") != pod.uid
-            and self.handle.get_waiting_pod(str((p.get("metadata") or {}).get("uid") or "")) is None
+            if not get_obj(p, "spec").get("nodeName")
+            and str(get_obj(p, "metadata").get("uid") or "") != pod.uid
+            and self.handle.get_waiting_pod(str(get_obj(p, "metadata").get("uid") or "")) is None
         ]
         if siblings:
             self.handle.activate(siblings)
@@ -350,20 +359,20 @@ class Coscheduling(
             ClusterEventWithHint(NODE_CHANGE, self._is_schedulable_after_node_change),
         ]
 
-    def _waits_for_room(self, pod: Mapping[str, Any]) -> bool:
+    def _waits_for_room(self, pod: JSONObj) -> bool:
         """The pod's gang is parked or short of its ``minResources``: freed room may help."""
         full = pod_group_full_name(pod)
         with self._lock:
             short = full in self._resource_gap
         return bool(full) and (short or self.pg_mgr.is_parked(full))
 
-    def _is_schedulable_after_pod_add(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_add(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """An assigned pod: Queue, as upstream (which has no hint), unless it is the gang's own
         member or the gang is parked (a pod taking room cannot help it). An arriving pod to
         schedule: Queue only for its siblings, which it may complete."""
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
-        if (new.get("spec") or {}).get("nodeName"):
+        if get_obj(new, "spec").get("nodeName"):
             if _same_group(pod, new) or self.pg_mgr.is_parked(pod_group_full_name(pod)):
                 return QueueingHint.QUEUE_SKIP
             return QueueingHint.QUEUE
@@ -371,23 +380,23 @@ class Coscheduling(
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE if _same_group(pod, new) else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_pod_delete(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_delete(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """Room freed by a pod that is not the gang's own (its own members come and go as it fails)."""
         if isinstance(old, Mapping) and _same_group(pod, old):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE if self._waits_for_room(pod) else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         return QueueingHint.QUEUE if self._waits_for_room(pod) else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_pod_group_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_group_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
-        md = new.get("metadata") or {}
+        md = get_obj(new, "metadata")
         full = f"{md.get('namespace') or 'default'}/{md.get('name')}"
         return QueueingHint.QUEUE if full == pod_group_full_name(pod) else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_backoff(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_backoff(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         return QueueingHint.QUEUE if new == pod_group_full_name(pod) else QueueingHint.QUEUE_SKIP
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.resources import Resource
+from kubesched.framework.types import JSONObj
+from kubesched.plugins.jsonview import get_obj
 
 GROUP = "scheduling.x-k8s.io"
 API_VERSION = f"{GROUP}/v1alpha1"
@@ -32,21 +33,21 @@ FAILED = "Failed"
 UNKNOWN = "Unknown"
 
 
-def pod_group_name(pod: Mapping[str, Any]) -> str:
+def pod_group_name(pod: JSONObj) -> str:
     """``util.GetPodGroupLabel``: the value of the pod-group label, or ``""``."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = get_obj(get_obj(pod, "metadata"), "labels")
     return str(labels.get(POD_GROUP_LABEL) or "")
 
 
-def pod_group_full_name(pod: Mapping[str, Any]) -> str:
+def pod_group_full_name(pod: JSONObj) -> str:
     """``util.GetPodGroupFullName``: ``namespace/name`` of the pod's group, or ``""``."""
     name = pod_group_name(pod)
     if not name:
         return ""
-    return f"{(pod.get('metadata') or {}).get('namespace') or 'default'}/{name}"
+    return f"{get_obj(pod, 'metadata').get('namespace') or 'default'}/{name}"
 
 
-def parse_time(value: Any) -> float | None:
+def parse_time(value: object) -> float | None:
     """An RFC 3339 ``metav1.Time`` in epoch seconds; None when absent or unreadable."""
     if not isinstance(value, str) or not value:
         return None
@@ -68,25 +69,25 @@ class PodGroupInfo:
     min_resource_names: tuple[str, ...]
     schedule_timeout_seconds: int | None
     creation_timestamp: float | None
-    obj: Mapping[str, Any]
+    obj: JSONObj
 
     @property
     def full_name(self) -> str:
         return f"{self.namespace}/{self.name}"
 
     @property
-    def status(self) -> Mapping[str, Any]:
+    def status(self) -> JSONObj:
         s = self.obj.get("status")
         return s if isinstance(s, Mapping) else {}
 
 
-def parse_pod_group(obj: Mapping[str, Any]) -> PodGroupInfo:
+def parse_pod_group(obj: JSONObj) -> PodGroupInfo:
     """Read a PodGroup; an ill-typed spec is an :class:`InvalidObjectError` naming the field."""
-    md = obj.get("metadata") or {}
+    md = get_obj(obj, "metadata")
     ns = str(md.get("namespace") or "default")
     name = str(md.get("name") or "")
     where = f"{KIND} {ns}/{name}: spec"
-    spec = obj.get("spec") or {}
+    spec = get_obj(obj, "spec")
     if not isinstance(spec, Mapping):
         raise InvalidObjectError(where, "must be an object")
     min_member = spec.get("minMember", 0)

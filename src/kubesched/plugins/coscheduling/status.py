@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kubesched.framework.clock import rfc3339
+from kubesched.framework.interfaces import Handle
+from kubesched.framework.types import JSONObj, JSONValue
+from kubesched.plugins.jsonview import get_list, get_obj
 
 from .podgroup import (
     FAILED,
@@ -41,11 +43,11 @@ log = logging.getLogger("kubesched.plugins.coscheduling")
 _COUNTERS = ("scheduled", "running", "succeeded", "failed")
 
 
-def pod_stats(pods: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
+def pod_stats(pods: Sequence[JSONObj]) -> tuple[int, int, int]:
     """Upstream ``getCurrentPodStats``: (running, succeeded, failed) by ``status.phase``."""
     running = succeeded = failed = 0
     for p in pods:
-        phase = (p.get("status") or {}).get("phase")
+        phase = get_obj(p, "status").get("phase")
         if phase == "Running":
             running += 1
         elif phase == "Succeeded":
@@ -55,27 +57,27 @@ def pod_stats(pods: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
     return running, succeeded, failed
 
 
-def occupied_by(pod: Mapping[str, Any]) -> str:
+def occupied_by(pod: JSONObj) -> str:
     """Upstream ``fillOccupiedObj``: ``namespace/owner`` of each owner reference, sorted, joined."""
-    md = pod.get("metadata") or {}
+    md = get_obj(pod, "metadata")
     ns = md.get("namespace") or "default"
-    refs = sorted(f"{ns}/{ref.get('name')}" for ref in md.get("ownerReferences") or [] if isinstance(ref, Mapping))
+    refs = sorted(f"{ns}/{ref.get('name')}" for ref in get_list(md, "ownerReferences") if isinstance(ref, Mapping))
     return ",".join(refs)
 
 
-def _count(status: Mapping[str, Any], key: str) -> int:
+def _count(status: JSONObj, key: str) -> int:
     v = status.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-def _set(status: dict[str, Any], key: str, value: Any) -> None:
+def _set(status: dict[str, JSONValue], key: str, value: JSONValue) -> None:
     if value:
         status[key] = value
     else:
         status.pop(key, None)
 
 
-def _controller_step(status: dict[str, Any], min_member: int, pods: Sequence[Mapping[str, Any]]) -> None:
+def _controller_step(status: dict[str, JSONValue], min_member: int, pods: Sequence[JSONObj]) -> None:
     phase = status.get("phase") or ""
     if phase in (FINISHED, FAILED):
         return
@@ -111,8 +113,8 @@ GIVE_UP_AFTER = 48 * 3600.0
 
 
 def reconcile(
-    status: Mapping[str, Any], min_member: int, pods: Sequence[Mapping[str, Any]], created: float | None = None
-) -> dict[str, Any]:
+    status: JSONObj, min_member: int, pods: Sequence[JSONObj], created: float | None = None
+) -> dict[str, JSONValue]:
     """The controller's reconcile, repeated until the status no longer changes (as the controller
     reconciles again after each of its own updates). ``created`` is the PodGroup's creation time."""
     new = dict(status)
@@ -134,7 +136,7 @@ def reconcile(
     return new
 
 
-def waiting(status: Mapping[str, Any], now: float) -> dict[str, Any]:
+def waiting(status: JSONObj, now: float) -> dict[str, JSONValue]:
     """A first member waits at Permit: the gang is being scheduled."""
     new = dict(status)
     if (new.get("phase") or "") in ("", PENDING, PRE_SCHEDULING):
@@ -144,13 +146,14 @@ def waiting(status: Mapping[str, Any], now: float) -> dict[str, Any]:
     return new
 
 
-def bound(status: Mapping[str, Any], min_member: int, now: float) -> dict[str, Any]:
+def bound(status: JSONObj, min_member: int, now: float) -> dict[str, JSONValue]:
     """Upstream ``PostBind``: one more member scheduled."""
     new = dict(status)
     if (new.get("phase") or "") in (FINISHED, FAILED):
         return new
-    new["scheduled"] = _count(new, "scheduled") + 1
-    if new["scheduled"] >= min_member:
+    scheduled = _count(new, "scheduled") + 1
+    new["scheduled"] = scheduled
+    if scheduled >= min_member:
         new["phase"] = SCHEDULED
     else:
         new["phase"] = SCHEDULING
@@ -162,10 +165,10 @@ def bound(status: Mapping[str, Any], min_member: int, now: float) -> dict[str, A
 class StatusWriter:
     """Writes a PodGroup's status through the handle's client when it changed."""
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
-    def write(self, pg: PodGroupInfo, new: Mapping[str, Any]) -> bool:
+    def write(self, pg: PodGroupInfo, new: JSONObj) -> bool:
         cur = pg.status
         if dict(cur) == dict(new):
             return False
