@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from ...sim.gorand import GoRand
 from .cluster import ClusterGpuState, IntArray
-from .frag import FloatArray, TypicalPods
+from .frag import BoolArray, FloatArray, TypicalPods
 from .types import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, NodeGpuState, PodShape, ShapeKey, gpu_class
 
 __all__ = [
@@ -322,13 +323,13 @@ class Fgd(Policy):
         self._cluster: ClusterGpuState | None = None
         self._access = np.zeros((0, len(typical)), dtype=np.bool_)
         self._frag = np.zeros(0, dtype=np.float64)
-        self._tables: dict[ShapeKey, np.ndarray] = {}
+        self._tables: dict[ShapeKey, npt.NDArray[np.int16]] = {}
         self.misses = 0
 
     # -- the computation shared by both forms --
 
     def _candidate_scores(
-        self, access: np.ndarray, cpu: IntArray, gpu: IntArray, frag_before: FloatArray | None,
+        self, access: BoolArray, cpu: IntArray, gpu: IntArray, frag_before: FloatArray | None,
         pod: PodShape,
     ) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
         """Scores of every candidate placement: (owning state row, GPU column or -1, score), and F of

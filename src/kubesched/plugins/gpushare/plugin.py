@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +33,7 @@ from kubesched.framework.interfaces import (
     BatchFilterStatusesPlugin,
     BatchScorePlugin,
     EnqueueExtensions,
+    Handle,
     PreBindPlugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -42,10 +42,11 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
 from kubesched.plugins.gpu import NodeGpuState, PodShape, Policy, RandomPolicy, accessible, make_policy
 from kubesched.plugins.gpu.fit import REASON_GPU_MODEL, REASON_INSUFFICIENT_GPU, REASON_NO_GPU
+from kubesched.plugins.jsonview import get_obj
 from kubesched.sim.gorand import GoRand
 
 from .args import TOPOLOGY_NONE, TOPOLOGY_REQUIRE_SINGLE_GROUP, GpuShareArgs
@@ -116,7 +117,7 @@ class GpuShare(
     name = NAME
     Args = GpuShareArgs
 
-    def __init__(self, args: GpuShareArgs | None, handle: Any, *, rng: GoRand | None = None) -> None:
+    def __init__(self, args: GpuShareArgs | None, handle: Handle, *, rng: GoRand | None = None) -> None:
         self.args = args or GpuShareArgs()
         errs = self.args.validate()
         if errs:
@@ -148,7 +149,7 @@ class GpuShare(
         except Exception as err:  # a cluster without the CRD: no NUMA information
             log.debug("listing %s: %s", NRT_KIND, err)
             return {}
-        return {str((o.get("metadata") or {}).get("name", "")): o for o in objs}
+        return {str(get_obj(o, "metadata").get("name", "")): o for o in objs}
 
     def _shape(self, state: CycleState, pod: PodInfo) -> PodShape:
         s = state.get(PRE_FILTER_STATE_KEY)
@@ -413,25 +414,27 @@ def _encode(span: tuple[int, int]) -> int:
     return span[0] << 8 | span[1]
 
 
-def _wants_gpu(pod: Mapping[str, Any]) -> bool:
+def _wants_gpu(pod: JSONObj) -> bool:
     try:
         return pod_shape(PodInfo(dict(pod))).wants_gpu
     except GpuRequestError:
         return False
 
 
-def _after_pod_deleted(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def _after_pod_deleted(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """A placed pod that held GPUs is gone: its GPUs may be what the pending pod needs."""
-    if isinstance(old, Mapping) and (old.get("spec") or {}).get("nodeName") and _wants_gpu(old):
+    if isinstance(old, Mapping) and get_obj(old, "spec").get("nodeName") and _wants_gpu(old):
         return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 
 
-def _node_gpus(node: Any) -> str:
-    return str(((node or {}).get("status") or {}).get("allocatable", {}).get(RESOURCE_GPU, "0"))
+def _node_gpus(node: JSONObj) -> str:
+    status = node.get("status")
+    allocatable = status.get("allocatable") if isinstance(status, Mapping) else None
+    return str(allocatable.get(RESOURCE_GPU, "0")) if isinstance(allocatable, Mapping) else "0"
 
 
-def _after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def _after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """A node with GPUs was added, or changed its GPU count, model or GPU groups."""
     if not isinstance(new, Mapping) or _node_gpus(new) in ("", "0"):
         return QueueingHint.QUEUE_SKIP
@@ -440,8 +443,8 @@ def _after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHi
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
     changed = (
         _node_gpus(old) != _node_gpus(new)
-        or (om.get("labels") or {}).get(LABEL_GPU_PRODUCT) != (nm.get("labels") or {}).get(LABEL_GPU_PRODUCT)
-        or (om.get("annotations") or {}).get(ANNOTATION_GPU_GROUPS)
-        != (nm.get("annotations") or {}).get(ANNOTATION_GPU_GROUPS)
+        or get_obj(om, "labels").get(LABEL_GPU_PRODUCT) != get_obj(nm, "labels").get(LABEL_GPU_PRODUCT)
+        or get_obj(om, "annotations").get(ANNOTATION_GPU_GROUPS)
+        != get_obj(nm, "annotations").get(ANNOTATION_GPU_GROUPS)
     )
     return QueueingHint.QUEUE if changed else QueueingHint.QUEUE_SKIP

@@ -11,7 +11,6 @@ into a :class:`~kubesched.plugins.gpu.PodShape`, the engine's view of a request.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.gpu import MILLI, PodShape
@@ -74,7 +73,7 @@ def _models_from_selector(pod: PodInfo) -> set[str] | None:
     return allowed
 
 
-def _term_models(term: Any) -> set[str] | None:
+def _term_models(term: object) -> set[str] | None:
     found: set[str] | None = None
     for expr in (term.get("matchExpressions") or []) if isinstance(term, Mapping) else []:
         if isinstance(expr, Mapping) and expr.get("key") == LABEL_GPU_PRODUCT and expr.get("operator") == "In":

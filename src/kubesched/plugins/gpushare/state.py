@@ -14,13 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from kubesched.framework.node_columns import RowTracker
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo
 from kubesched.plugins.gpu import MILLI, ClusterGpuState, NodeGpuState, NodeSpec, PodShape, best_fit_gpus
 
 from .requests import LABEL_GPU_PRODUCT, RESOURCE_GPU, GpuRequestError, gpu_ids, pod_shape
@@ -57,7 +56,7 @@ class _Placed:
 
 
 #: NodeResourceTopology objects by node name (what the plugin listed last).
-NrtIndex = Mapping[str, Mapping[str, Any]]
+NrtIndex = Mapping[str, JSONObj]
 
 
 class SnapshotGpuState:
@@ -76,7 +75,7 @@ class SnapshotGpuState:
         self._index: dict[str, int] | None = None
         self._generation = -1
         self._gens = np.zeros(0, dtype=np.int64)
-        self._nodes: list[Any] = []
+        self._nodes: list[object] = []
         self._specs: list[NodeSpec] = []
         self._placed: list[dict[str, _Placed]] = []
         #: Rows the snapshot rewrote since the last sync (its change log), per cycle usually one.

@@ -21,7 +21,9 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from kubesched.framework.types import JSONObj
+from kubesched.plugins.jsonview import get_list, get_obj
 
 from .requests import ANNOTATION_GPU_GROUPS, RESOURCE_GPU
 
@@ -98,12 +100,12 @@ def parse_gpu_groups(text: str, gpu_count: int) -> Groups:
     return _check_partition(tuple(groups), gpu_count, f"annotation {ANNOTATION_GPU_GROUPS}")
 
 
-def _natural(name: str) -> tuple[Any, ...]:
+def _natural(name: str) -> tuple[int | str, ...]:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
-def _gpu_capacity(zone: Mapping[str, Any]) -> int:
-    for res in zone.get("resources") or []:
+def _gpu_capacity(zone: JSONObj) -> int:
+    for res in get_list(zone, "resources"):
         if isinstance(res, Mapping) and res.get("name") == RESOURCE_GPU:
             value = res.get("capacity", res.get("allocatable", 0))
             try:
@@ -115,9 +117,9 @@ def _gpu_capacity(zone: Mapping[str, Any]) -> int:
     return 0
 
 
-def zones_from_nrt(nrt: Mapping[str, Any], gpu_count: int) -> Groups:
+def zones_from_nrt(nrt: JSONObj, gpu_count: int) -> Groups:
     """NUMA zones of a NodeResourceTopology as groups of GPU indexes (zones without GPUs dropped)."""
-    zones = [z for z in nrt.get("zones") or [] if isinstance(z, Mapping) and z.get("type", "Node") == "Node"]
+    zones = [z for z in get_list(nrt, "zones") if isinstance(z, Mapping) and z.get("type", "Node") == "Node"]
     zones.sort(key=lambda z: _natural(str(z.get("name", ""))))
     out: list[tuple[int, ...]] = []
     start = 0
@@ -130,13 +132,13 @@ def zones_from_nrt(nrt: Mapping[str, Any], gpu_count: int) -> Groups:
 
 
 def node_topology(
-    node: Mapping[str, Any], gpu_count: int, nrt: Mapping[str, Any] | None
+    node: JSONObj, gpu_count: int, nrt: JSONObj | None
 ) -> tuple[GpuTopology, list[str]]:
     """The node's topology and the problems found (each makes its source be ignored)."""
     problems: list[str] = []
     flat = GpuTopology.flat(gpu_count)
     groups, zones = flat.groups, flat.zones
-    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    annotations = get_obj(get_obj(node, "metadata"), "annotations")
     text = annotations.get(ANNOTATION_GPU_GROUPS)
     annotated = False
     if text and gpu_count:
