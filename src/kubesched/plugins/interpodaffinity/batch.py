@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -337,7 +336,7 @@ def weighted_terms(
     return tuple((w.term, w.weight) for w in preferred) + tuple((w.term, -w.weight) for w in preferred_anti)
 
 
-def _slot(cls: type, name: str) -> Any:
+def _slot(cls: type, name: str) -> object:
     return cls.__dict__[name]
 
 
@@ -355,8 +354,17 @@ class LazyPreFilterState(PreFilterState):
 
     __slots__ = ("batch_mask", "pending")
 
-    def __init__(self, *args: Any, pending: Callable[[PreFilterState], None], batch_mask: Bools) -> None:
-        super().__init__(*args)
+    def __init__(
+        self,
+        pod: PodInfo,
+        affinity_terms: tuple[AffinityTerm, ...],
+        anti_affinity_terms: tuple[AffinityTerm, ...],
+        namespace_labels: Mapping[str, str],
+        *,
+        pending: Callable[[PreFilterState], None],
+        batch_mask: Bools,
+    ) -> None:
+        super().__init__(pod, affinity_terms, anti_affinity_terms, namespace_labels)
         self.pending: Callable[[PreFilterState], None] | None = pending
         self.batch_mask: Bools | None = batch_mask
 
@@ -374,8 +382,18 @@ class LazyPreScoreState(PreScoreState):
 
     __slots__ = ("batch", "pending")
 
-    def __init__(self, *args: Any, pending: Callable[[PreScoreState], None], batch: ScoreData) -> None:
-        super().__init__(*args)
+    def __init__(
+        self,
+        pod: PodInfo,
+        preferred_affinity: tuple[WeightedAffinityTerm, ...],
+        preferred_anti_affinity: tuple[WeightedAffinityTerm, ...],
+        namespace_labels: Mapping[str, str],
+        hard_pod_affinity_weight: int,
+        *,
+        pending: Callable[[PreScoreState], None],
+        batch: ScoreData,
+    ) -> None:
+        super().__init__(pod, preferred_affinity, preferred_anti_affinity, namespace_labels, hard_pod_affinity_weight)
         self.pending: Callable[[PreScoreState], None] | None = pending
         self.batch = batch
         self.matched = batch.matched

@@ -8,11 +8,13 @@ and PreScore of the same cycle through CycleState.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import cast
 
 from kubesched.api.labels import Selector
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import Handle
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import get_obj
 
 STATE_KEY = "Namespaces" + names.INTER_POD_AFFINITY
 
@@ -22,7 +24,7 @@ class NamespaceIndex:
 
     __slots__ = ("_handle", "_labels")
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self._handle = handle
         self._labels: dict[str, Mapping[str, str]] | None = None
 
@@ -32,12 +34,10 @@ class NamespaceIndex:
     def _load(self) -> dict[str, Mapping[str, str]]:
         if self._labels is None:
             out: dict[str, Mapping[str, str]] = {}
-            client = getattr(self._handle, "client", None)
-            objs: list[dict[str, Any]] = client().list_objects("v1", "Namespace") if callable(client) else []
-            for ns in objs:
-                meta = ns.get("metadata") or {}
+            for ns in self._handle.client().list_objects("v1", "Namespace"):
+                meta = get_obj(ns, "metadata")
                 labels = meta.get("labels")
-                out[str(meta.get("name", ""))] = labels if isinstance(labels, Mapping) else {}
+                out[str(meta.get("name", ""))] = _string_map(labels)
             self._labels = out
         return self._labels
 
@@ -78,7 +78,7 @@ class _LazyLabels(Mapping[str, str]):
         return key in self._get()
 
 
-def namespace_index(state: CycleState, handle: Any) -> NamespaceIndex:
+def namespace_index(state: CycleState, handle: Handle) -> NamespaceIndex:
     """The cycle's namespace index, created on first request."""
     idx = state.get(STATE_KEY)
     if isinstance(idx, NamespaceIndex):
@@ -86,3 +86,8 @@ def namespace_index(state: CycleState, handle: Any) -> NamespaceIndex:
     idx = NamespaceIndex(handle)
     state.write(STATE_KEY, idx)
     return idx
+
+
+def _string_map(value: object) -> Mapping[str, str]:
+    """Namespace labels as listed (the API server has validated them); anything but an object is none."""
+    return cast("Mapping[str, str]", value) if isinstance(value, Mapping) else {}

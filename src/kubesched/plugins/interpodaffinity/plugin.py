@@ -10,7 +10,7 @@ are Unschedulable since evicting the offending pods can help.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ from kubesched.framework.interfaces import (
     BatchFilterPlugin,
     BatchScorePlugin,
     EnqueueExtensions,
+    Handle,
     PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
@@ -31,8 +32,9 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.lazy_state import filter_by_batch_mask
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import as_pod_info, get_obj
 
 from .batch import (
     AFFINITY,
@@ -95,7 +97,7 @@ class InterPodAffinity(
     name = names.INTER_POD_AFFINITY
     args_type = InterPodAffinityArgs
 
-    def __init__(self, args: InterPodAffinityArgs | None, handle: Any) -> None:
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
         self.args = args or InterPodAffinityArgs()
         errs = self.args.validate()
         if errs:
@@ -107,7 +109,7 @@ class InterPodAffinity(
         self._existing = ExistingTerms()
         self._incoming = IncomingIndex()
 
-    def _snapshot(self) -> Any:
+    def _snapshot(self) -> Snapshot:
         return self.handle.snapshot_shared_lister()
 
     # ------------------------------------------------------------------------------------------
@@ -305,39 +307,36 @@ def _pre_score_state(state: CycleState) -> PreScoreState | Status:
 # ----------------------------------------------------------------------------------------------
 # Queueing hints (plugin.go isSchedulableAfterPodChange / isSchedulableAfterNodeChange)
 # ----------------------------------------------------------------------------------------------
-def _node_name(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("spec") or {}).get("nodeName") or "")
+def _labels(obj: object) -> Mapping[str, str]:
+    meta = get_obj(cast("JSONObj", obj), "metadata")
+    labels = meta.get("labels")
+    return cast("Mapping[str, str]", labels) if isinstance(labels, Mapping) else {}
 
 
-def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
-    labels = ((obj or {}).get("metadata") or {}).get("labels")
-    return labels if isinstance(labels, Mapping) else {}
-
-
-def is_schedulable_after_pod_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_pod_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """An assigned pod was added, relabelled or deleted: does it matter to ``pod``'s terms?"""
     target = PodInfo(dict(pod))
-    if new is not None and PodInfo(new).uid == target.uid:
+    after, before = as_pod_info(new), as_pod_info(old)
+    if after is not None and after.uid == target.uid:
         # The pending pod itself was relabelled: it may now match its own affinity terms.
         return QueueingHint.QUEUE
-    if (new is not None and not _node_name(new)) or (old is not None and not _node_name(old)):
+    if (after is not None and not after.node_name) or (before is not None and not before.node_name):
         return QueueingHint.QUEUE_SKIP
     terms = parse_pod_affinity_terms(target.namespace, target.affinity)
     if terms.error:
         return QueueingHint.QUEUE
     aff, anti = terms.required_affinity, terms.required_anti_affinity
-    if new is not None and old is not None:
-        before, after = PodInfo(old), PodInfo(new)
+    if after is not None and before is not None:
         if not pod_matches_all_terms(aff, before) and pod_matches_all_terms(aff, after):
             return QueueingHint.QUEUE
         if pod_matches_all_terms(anti, before) and not pod_matches_all_terms(anti, after):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
-    if new is not None:
-        return QueueingHint.QUEUE if pod_matches_all_terms(aff, PodInfo(new)) else QueueingHint.QUEUE_SKIP
-    if old is None:
+    if after is not None:
+        return QueueingHint.QUEUE if pod_matches_all_terms(aff, after) else QueueingHint.QUEUE_SKIP
+    if before is None:
         return QueueingHint.QUEUE
-    deleted = PodInfo(old)
+    deleted = before
     if pod_matches_all_terms(anti, deleted):
         return QueueingHint.QUEUE
     # The deleted pod's own anti-affinity may have been what kept ``pod`` out (kubernetes#134393).
@@ -350,7 +349,7 @@ def is_schedulable_after_pod_change(pod: Mapping[str, Any], old: Any, new: Any) 
     return QueueingHint.QUEUE_SKIP
 
 
-def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """A node was added or relabelled: can its topology values change what the pod's terms see?"""
     if new is None:
         return QueueingHint.QUEUE

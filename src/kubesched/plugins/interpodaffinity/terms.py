@@ -12,14 +12,18 @@ is that admission step, for backends that create pods without an API server.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar, cast
 
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.labels import Selector, selector_from_label_selector
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import JSONObj, JSONValue, PodInfo
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import get_list, get_obj, get_objs
+
+_T = TypeVar("_T")
+_Pod = TypeVar("_Pod", bound=JSONObj)
 
 __all__ = [
     "AffinityTerm",
@@ -80,10 +84,11 @@ class PodAffinityTerms:
 _NO_TERMS = PodAffinityTerms()
 
 
-def _new_term(namespace: str, raw: Mapping[str, Any]) -> AffinityTerm:
-    selector = selector_from_label_selector(raw.get("labelSelector"))
-    ns_list = raw.get("namespaces") or []
-    ns_selector_raw = raw.get("namespaceSelector")
+def _new_term(namespace: str, raw: JSONObj) -> AffinityTerm:
+    # The selectors' types are checked by selector_from_label_selector (an InvalidObjectError).
+    selector = selector_from_label_selector(cast("JSONObj | None", raw.get("labelSelector")))
+    ns_list = get_list(raw, "namespaces")
+    ns_selector_raw = cast("JSONObj | None", raw.get("namespaceSelector"))
     if not ns_list and ns_selector_raw is None:
         namespaces = frozenset((namespace,))
     else:
@@ -92,13 +97,13 @@ def _new_term(namespace: str, raw: Mapping[str, Any]) -> AffinityTerm:
     return AffinityTerm(namespaces, selector, str(raw.get("topologyKey") or ""), ns_selector)
 
 
-def _terms(namespace: str, raw: Any) -> tuple[AffinityTerm, ...]:
+def _terms(namespace: str, raw: JSONValue) -> tuple[AffinityTerm, ...]:
     if not isinstance(raw, Sequence):
         return ()
     return tuple(_new_term(namespace, t if isinstance(t, Mapping) else {}) for t in raw)
 
 
-def _weighted(namespace: str, raw: Any) -> tuple[WeightedAffinityTerm, ...]:
+def _weighted(namespace: str, raw: JSONValue) -> tuple[WeightedAffinityTerm, ...]:
     if not isinstance(raw, Sequence):
         return ()
     out: list[WeightedAffinityTerm] = []
@@ -113,30 +118,31 @@ def _weighted(namespace: str, raw: Any) -> tuple[WeightedAffinityTerm, ...]:
     return tuple(out)
 
 
-def parse_pod_affinity_terms(namespace: str, affinity: Mapping[str, Any]) -> PodAffinityTerms:
+def parse_pod_affinity_terms(namespace: str, affinity: JSONObj) -> PodAffinityTerms:
     """Parse ``spec.affinity``'s pod (anti-)affinity of a pod in ``namespace`` (no caching)."""
-    pa = affinity.get("podAffinity")
-    paa = affinity.get("podAntiAffinity")
-    pa = pa if isinstance(pa, Mapping) else _EMPTY
-    paa = paa if isinstance(paa, Mapping) else _EMPTY
+    pa_raw = affinity.get("podAffinity")
+    paa_raw = affinity.get("podAntiAffinity")
+    pa: JSONObj = pa_raw if isinstance(pa_raw, Mapping) else _EMPTY
+    paa: JSONObj = paa_raw if isinstance(paa_raw, Mapping) else _EMPTY
     if not pa and not paa:
         return _NO_TERMS
     errors: list[str] = []
-    parsed: list[Any] = []
-    for label, fn, raw in (
-        ("requiredAffinityTerms", _terms, pa.get(_REQUIRED)),
-        ("requiredAntiAffinityTerms", _terms, paa.get(_REQUIRED)),
-        ("preferredAffinityTerms", _weighted, pa.get(_PREFERRED)),
-        ("preferredAntiAffinityTerms", _weighted, paa.get(_PREFERRED)),
-    ):
-        try:
-            parsed.append(fn(namespace, raw))
-        except InvalidObjectError as err:
-            errors.append(f"{label}: {err}")
-            parsed.append(())
+    required = _collect(errors, "requiredAffinityTerms", lambda: _terms(namespace, pa.get(_REQUIRED)))
+    required_anti = _collect(errors, "requiredAntiAffinityTerms", lambda: _terms(namespace, paa.get(_REQUIRED)))
+    preferred = _collect(errors, "preferredAffinityTerms", lambda: _weighted(namespace, pa.get(_PREFERRED)))
+    preferred_anti = _collect(errors, "preferredAntiAffinityTerms", lambda: _weighted(namespace, paa.get(_PREFERRED)))
     # utilerrors.NewAggregate: the lone message, or "[a, b]".
     error = errors[0] if len(errors) == 1 else ("[" + ", ".join(errors) + "]" if errors else "")
-    return PodAffinityTerms(parsed[0], parsed[1], parsed[2], parsed[3], error)
+    return PodAffinityTerms(required, required_anti, preferred, preferred_anti, error)
+
+
+def _collect(errors: list[str], label: str, parse: Callable[[], tuple[_T, ...]]) -> tuple[_T, ...]:
+    """``parse()``, or no terms with its error appended to ``errors`` under ``label``."""
+    try:
+        return parse()
+    except InvalidObjectError as err:
+        errors.append(f"{label}: {err}")
+        return ()
 
 
 def pod_affinity_terms(pod: PodInfo) -> PodAffinityTerms:
@@ -149,7 +155,7 @@ def pod_affinity_terms(pod: PodInfo) -> PodAffinityTerms:
     return terms
 
 
-def apply_match_label_keys(pod: Mapping[str, Any]) -> dict[str, Any]:
+def apply_match_label_keys(pod: _Pod) -> _Pod:
     """kube-apiserver's pod-creation mutation for ``matchLabelKeys``/``mismatchLabelKeys``.
 
     Returns a copy of ``pod`` where every pod (anti-)affinity term with a labelSelector gets
@@ -157,20 +163,21 @@ def apply_match_label_keys(pod: Mapping[str, Any]) -> dict[str, Any]:
     the pod carries (``applyMatchLabelKeysAndMismatchLabelKeys``). A term without a labelSelector
     is left alone: it selects nothing anyway.
     """
-    out = copy.deepcopy(dict(pod))
-    labels = (out.get("metadata") or {}).get("labels") or {}
-    affinity = (out.get("spec") or {}).get("affinity") or {}
+    out = copy.deepcopy(pod)
+    labels = get_obj(get_obj(out, "metadata"), "labels")
+    affinity = get_obj(get_obj(out, "spec"), "affinity")
     for kind in ("podAffinity", "podAntiAffinity"):
-        section = affinity.get(kind) or {}
-        terms = list(section.get(_REQUIRED) or [])
-        terms += [w.get("podAffinityTerm") or {} for w in section.get(_PREFERRED) or []]
+        section = get_obj(affinity, kind)
+        terms = list(get_objs(section, _REQUIRED))
+        terms += [get_obj(w, "podAffinityTerm") for w in get_objs(section, _PREFERRED)]
         for term in terms:
             sel = term.get("labelSelector")
             if sel is None or not (term.get("matchLabelKeys") or term.get("mismatchLabelKeys")):
                 continue
-            exprs = sel.setdefault("matchExpressions", [])
-            for keys, op in ((term.get("matchLabelKeys") or [], "In"), (term.get("mismatchLabelKeys") or [], "NotIn")):
-                for key in keys:
+            # A deep copy of decoded JSON: its objects are dicts and its arrays lists.
+            exprs = cast("list[JSONValue]", cast("dict[str, JSONValue]", sel).setdefault("matchExpressions", []))
+            for keys, op in ((get_list(term, "matchLabelKeys"), "In"), (get_list(term, "mismatchLabelKeys"), "NotIn")):
+                for key in cast("Sequence[str]", keys):
                     if key in labels:
                         exprs.append({"key": key, "operator": op, "values": [labels[key]]})
     return out
