@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +23,7 @@ from kubesched.api.taints import find_matching_untolerated_taint
 from kubesched.framework.lazy_state import lazy_slot
 from kubesched.framework.node_columns import RowTracker, per_taint_set
 from kubesched.framework.snapshot import NodeTable, Snapshot
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.plugins.nodeaffinity.batch import required_mask
 
@@ -90,7 +89,7 @@ def _inclusion(snapshot: Snapshot, pod: PodInfo, c: TopologySpreadConstraint) ->
     if c.node_taints_policy == HONOR and t.tainted_count:
         tolerations = pod.tolerations
 
-        def tolerated(taints: Sequence[Any]) -> bool:
+        def tolerated(taints: Sequence[JSONObj]) -> bool:
             return find_matching_untolerated_taint(taints, tolerations, _is_do_not_schedule_taint) is None
 
         ok = per_taint_set(pod.cache, _TAINTS_KEY, tolerated)[t.taint_id]
@@ -154,7 +153,7 @@ class LazyPreFilterState(PreFilterState):
     min_match_num = lazy_slot(_MIN)
     self_match = lazy_slot(_SELF)
 
-    def update_with_pod(self, other: PodInfo, node_info: Any, delta: int) -> None:
+    def update_with_pod(self, other: PodInfo, node_info: NodeInfo, delta: int) -> None:
         self.batch_mask = None  # the counts move away from what the batch mask says
         super().update_with_pod(other, node_info, delta)
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import cast
 
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.labels import Selector, selector_from_label_selector, selector_from_set
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_matching_untolerated_taint
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.interfaces import Handle
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo
 from kubesched.plugins import names
 
 __all__ = [
@@ -43,7 +44,7 @@ LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 
 #: plugin.go ``systemDefaultConstraints`` (defaultingType: System).
-SYSTEM_DEFAULT_CONSTRAINTS: tuple[Mapping[str, Any], ...] = (
+SYSTEM_DEFAULT_CONSTRAINTS: tuple[JSONObj, ...] = (
     {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": LABEL_TOPOLOGY_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
@@ -51,7 +52,7 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[Mapping[str, Any], ...] = (
 WORKLOADS_STATE_KEY = "Workloads" + names.POD_TOPOLOGY_SPREAD
 
 
-def _is_do_not_schedule_taint(taint: Mapping[str, Any]) -> bool:
+def _is_do_not_schedule_taint(taint: JSONObj) -> bool:
     """helper.DoNotScheduleTaintsFilterFunc: NoSchedule and NoExecute taints."""
     return taint.get("effect") in (NO_SCHEDULE, NO_EXECUTE)
 
@@ -89,7 +90,7 @@ def _merge_label_set(match_labels: Mapping[str, str], selector: Selector) -> Sel
 
 
 def filter_constraints(
-    constraints: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str
+    constraints: Iterable[JSONObj], pod_labels: Mapping[str, str], action: str
 ) -> list[TopologySpreadConstraint]:
     """``filterTopologySpreadConstraints``: the constraints with ``whenUnsatisfiable == action``.
 
@@ -101,14 +102,15 @@ def filter_constraints(
     for c in constraints:
         if c.get("whenUnsatisfiable") != action:
             continue
-        selector = selector_from_label_selector(c.get("labelSelector"))
-        keys = c.get("matchLabelKeys") or []
+        # The selector's type is checked by selector_from_label_selector; the API server validated the keys.
+        selector = selector_from_label_selector(cast("JSONObj | None", c.get("labelSelector")))
+        keys = cast("Sequence[str]", c.get("matchLabelKeys") or ())
         match_labels = {k: pod_labels[k] for k in keys if k in pod_labels}
         if match_labels:
             selector = _merge_label_set(match_labels, selector)
         min_domains = c.get("minDomains")
         out.append(TopologySpreadConstraint(
-            max_skew=int(c.get("maxSkew") or 0),
+            max_skew=int(cast("int | float | str", c.get("maxSkew") or 0)),
             topology_key=str(c.get("topologyKey") or ""),
             selector=selector,
             min_domains=min_domains if isinstance(min_domains, int) else 1,
@@ -144,17 +146,17 @@ def count_pods_match_selector(pods: Iterable[PodInfo], selector: Selector, names
 # ----------------------------------------------------------------------------------------------
 # Default constraints: the selector from the workloads that own or select the pod
 # ----------------------------------------------------------------------------------------------
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def _meta(obj: JSONObj) -> JSONObj:
     m = obj.get("metadata")
     return m if isinstance(m, Mapping) else {}
 
 
-def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def _spec(obj: JSONObj) -> JSONObj:
     s = obj.get("spec")
     return s if isinstance(s, Mapping) else {}
 
 
-def _namespace(obj: Mapping[str, Any]) -> str:
+def _namespace(obj: JSONObj) -> str:
     return str(_meta(obj).get("namespace") or "default")
 
 
@@ -171,26 +173,24 @@ class WorkloadIndex:
         ("apps/v1", "StatefulSet"),
     )
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self._handle = handle
-        self._kinds: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+        self._kinds: dict[str, dict[str, list[JSONObj]]] = {}
 
     def clone(self) -> WorkloadIndex:
         return self
 
-    def _objects(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
+    def _objects(self, kind: str, namespace: str) -> list[JSONObj]:
         by_ns = self._kinds.get(kind)
         if by_ns is None:
             by_ns = {}
             api_version = dict((k, v) for v, k in self._KINDS)[kind]
-            client = getattr(self._handle, "client", None)
-            objs: list[dict[str, Any]] = client().list_objects(api_version, kind) if callable(client) else []
-            for o in objs:
+            for o in self._handle.client().list_objects(api_version, kind):
                 by_ns.setdefault(_namespace(o), []).append(o)
             self._kinds[kind] = by_ns
         return by_ns.get(namespace, [])
 
-    def _get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+    def _get(self, kind: str, namespace: str, name: str) -> JSONObj | None:
         for o in self._objects(kind, namespace):
             if _meta(o).get("name") == name:
                 return o
@@ -206,7 +206,7 @@ class WorkloadIndex:
                 # A Service without a selector selects nothing, not everything.
                 continue
             if all(pod.labels.get(k) == v for k, v in sel.items()):
-                label_set.update(sel)
+                label_set.update(cast("Mapping[str, str]", sel))
         selector = selector_from_set(label_set)
 
         owner = _controller_of(pod)
@@ -222,13 +222,13 @@ class WorkloadIndex:
             rc = self._get("ReplicationController", pod.namespace, name)
             if rc is not None:
                 rc_sel = _spec(rc).get("selector")
-                label_set.update(rc_sel if isinstance(rc_sel, Mapping) else {})
+                label_set.update(cast("Mapping[str, str]", rc_sel) if isinstance(rc_sel, Mapping) else {})
                 selector = selector_from_set(label_set)
         elif (group, parts[-1], kind) in (("apps", "v1", "ReplicaSet"), ("apps", "v1", "StatefulSet")):
             obj = self._get(str(kind), pod.namespace, name)
             if obj is not None:
                 try:
-                    other = selector_from_label_selector(_spec(obj).get("selector"))
+                    other = selector_from_label_selector(cast("JSONObj | None", _spec(obj).get("selector")))
                 except InvalidObjectError:
                     return selector
                 if not other.nothing:
@@ -236,7 +236,7 @@ class WorkloadIndex:
         return selector
 
 
-def _controller_of(pod: PodInfo) -> Mapping[str, Any] | None:
+def _controller_of(pod: PodInfo) -> JSONObj | None:
     """``metav1.GetControllerOf``: the owner reference with ``controller: true``."""
     refs = _meta(pod.pod).get("ownerReferences")
     for ref in refs if isinstance(refs, list) else []:
@@ -245,7 +245,7 @@ def _controller_of(pod: PodInfo) -> Mapping[str, Any] | None:
     return None
 
 
-def workload_index(state: CycleState, handle: Any) -> WorkloadIndex:
+def workload_index(state: CycleState, handle: Handle) -> WorkloadIndex:
     """The cycle's workload index, created on first request and shared by PreFilter and PreScore."""
     idx = state.get(WORKLOADS_STATE_KEY)
     if isinstance(idx, WorkloadIndex):

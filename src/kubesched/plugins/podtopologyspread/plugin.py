@@ -11,7 +11,7 @@ The NodeInclusionPolicy and MatchLabelKeys gates are GA/on in v1.35 and always h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from kubesched.framework.interfaces import (
     BatchFilterPlugin,
     EnqueueExtensions,
+    Handle,
     PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
@@ -32,8 +33,9 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.lazy_state import filter_by_batch_mask
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, JSONValue, NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import as_pod_info, get_obj
 
 from .batch import LazyPreFilterState, MatchCountIndex
 from .batch import filter_mask as batch_filter_mask
@@ -75,7 +77,7 @@ class PodTopologySpread(
     name = names.POD_TOPOLOGY_SPREAD
     args_type = PodTopologySpreadArgs
 
-    def __init__(self, args: PodTopologySpreadArgs | None, handle: Any) -> None:
+    def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         self.args = args or PodTopologySpreadArgs()
         errs = self.args.validate()
         if errs:
@@ -87,7 +89,7 @@ class PodTopologySpread(
         #: The default constraints by action, when they do not depend on the pod (no matchLabelKeys).
         self._defaults: dict[str, list[TopologySpreadConstraint]] = {}
         self.system_defaulted = self.args.defaulting_type == PodTopologySpreadArgs.SYSTEM
-        self.default_constraints: Sequence[Mapping[str, Any]] = (
+        self.default_constraints: Sequence[JSONObj] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(self.args.default_constraints)
         )
 
@@ -260,10 +262,9 @@ class PodTopologySpread(
     def _hard_constraints(self, pod: PodInfo) -> list[TopologySpreadConstraint]:
         return self.constraints(pod, DO_NOT_SCHEDULE, WorkloadIndex(self.handle))
 
-    def is_schedulable_after_pod_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def is_schedulable_after_pod_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         target = PodInfo(dict(pod))
-        before = PodInfo(old) if old is not None else None
-        after = PodInfo(new) if new is not None else None
+        before, after = as_pod_info(old), as_pod_info(new)
         if any(p is not None and not _involved(p, target) for p in (after, before)):
             return QueueingHint.QUEUE_SKIP
         try:
@@ -288,7 +289,7 @@ class PodTopologySpread(
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def is_schedulable_after_node_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         try:
             constraints = self._hard_constraints(PodInfo(dict(pod)))
         except ConstraintsError:
@@ -315,13 +316,13 @@ def _involved(changed: PodInfo, target: PodInfo) -> bool:
     return changed.uid == target.uid or (bool(changed.node_name) and changed.namespace == target.namespace)
 
 
-def _labels(obj: Any) -> Mapping[str, str]:
-    labels = ((obj or {}).get("metadata") or {}).get("labels")
-    return labels if isinstance(labels, Mapping) else {}
+def _labels(obj: object) -> Mapping[str, str]:
+    labels = get_obj(cast("JSONObj", obj or {}), "metadata").get("labels")
+    return cast("Mapping[str, str]", labels) if isinstance(labels, Mapping) else {}
 
 
-def _taints(obj: Any) -> list[Any]:
-    taints = ((obj or {}).get("spec") or {}).get("taints")
+def _taints(obj: object) -> list[JSONValue]:
+    taints = get_obj(cast("JSONObj", obj or {}), "spec").get("taints")
     return list(taints) if isinstance(taints, list) else []
 
 
