@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -95,16 +95,42 @@ class ScheduleResult:
     scores: ScoreResult | None = None
 
 
-@dataclass
-class SchedulerStats:
-    """Counters for reports and benchmarks (the Prometheus metrics carry the same facts)."""
+#: Bindings :attr:`SchedulerStats.bound_at` remembers, the latest first to stay: a long-running
+#: ``kubesched run`` must not keep an entry for every pod it ever bound.
+RECENT_BINDINGS = 1000
 
-    attempts: int = 0
-    scheduled: int = 0
-    unschedulable: int = 0
-    errors: int = 0
-    bound_at: dict[str, float] = field(default_factory=dict)
-    attempt_seconds: list[float] = field(default_factory=list)
+
+class SchedulerStats:
+    """Counters for reports and tests (the Prometheus metrics carry the same facts).
+
+    Binding cycles run on the backend's threads (``kubesched run``), so what they update goes
+    through :meth:`bound` and :meth:`failed`, under one lock; ``attempts`` has one writer, the
+    scheduling loop. Read ``bound_at`` while no binding runs (a simulation between steps)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.attempts = 0
+        self.scheduled = 0
+        self.unschedulable = 0
+        self.errors = 0
+        #: Pod UID -> when it was bound, for the latest RECENT_BINDINGS bindings, oldest first.
+        self.bound_at: dict[str, float] = {}
+
+    def bound(self, uid: str, at: float) -> None:
+        with self._lock:
+            self.scheduled += 1
+            self.bound_at.pop(uid, None)  # bound again: now the newest
+            self.bound_at[uid] = at
+            if len(self.bound_at) > RECENT_BINDINGS:
+                del self.bound_at[next(iter(self.bound_at))]
+
+    def failed(self, rejected: bool) -> None:
+        """An attempt that ended Unschedulable (``rejected``) or in an error."""
+        with self._lock:
+            if rejected:
+                self.unschedulable += 1
+            else:
+                self.errors += 1
 
 
 class FrameworkHandle:
@@ -754,8 +780,7 @@ class Scheduler:
         if not st.is_success():
             return st
         now = self.clock.now()
-        self.stats.scheduled += 1
-        self.stats.bound_at[assumed.uid] = now
+        self.stats.bound(assumed.uid, now)
         if self.metrics is not None:
             first = qpi.initial_attempt_timestamp
             self.metrics.observe_scheduled(qpi.attempts, (now - first) if first is not None else None)
@@ -824,10 +849,7 @@ class Scheduler:
         pi = qpi.pod_info
         rejected = status.is_rejected()
         reason = "Unschedulable" if rejected else "SchedulerError"
-        if rejected:
-            self.stats.unschedulable += 1
-        else:
-            self.stats.errors += 1
+        self.stats.failed(rejected)
         self.metrics.observe_attempt(
             "unschedulable" if rejected else "error", fw.profile_name, time.perf_counter() - start
         )
