@@ -10,7 +10,7 @@ its preferred terms add to every pod's score.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -31,14 +31,16 @@ from kubesched.framework.interfaces import (
     BatchFilterPlugin,
     BatchScorePlugin,
     EnqueueExtensions,
+    Handle,
     PreFilterPlugin,
     PreScorePlugin,
     ScoreExtensions,
 )
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, JSONValue, NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import get_list, get_obj, get_objs
 from kubesched.plugins.tainttoleration.normalize_score import (
     default_normalize_score,
     default_normalize_score_batch,
@@ -59,6 +61,7 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _OBJECT_NAME_FIELD = "metadata.name"
 _PREFERRED_CACHE_KEY = names.NODE_AFFINITY + "/preferred"
 _NAMES_CACHE_KEY = names.NODE_AFFINITY + "/node-names"
+_NO_SELECTOR: Final[JSONObj] = {}
 
 
 class _PreFilterState:
@@ -81,15 +84,15 @@ class _PreScoreState:
         return self
 
 
-def _node_affinity(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    affinity = (pod.get("spec") or {}).get("affinity")
+def _node_affinity(pod: JSONObj) -> JSONObj | None:
+    affinity = get_obj(pod, "spec").get("affinity")
     if not isinstance(affinity, Mapping):
         return None
     na = affinity.get("nodeAffinity")
     return na if isinstance(na, Mapping) else None
 
 
-def _required_selector(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _required_selector(pod: JSONObj) -> JSONObj | None:
     na = _node_affinity(pod)
     if na is None:
         return None
@@ -104,7 +107,7 @@ def pod_preferred_node_affinity(pod: PodInfo) -> PreferredSchedulingTerms | None
         na = _node_affinity(pod.pod)
         terms = None if na is None else na.get("preferredDuringSchedulingIgnoredDuringExecution")
         try:
-            cached = (PreferredSchedulingTerms(terms) if terms is not None else None, None)
+            cached = (PreferredSchedulingTerms(cast("Sequence[JSONObj]", terms)) if terms is not None else None, None)
         except InvalidObjectError as err:
             cached = (None, err)
         pod.cache[_PREFERRED_CACHE_KEY] = cached
@@ -114,15 +117,15 @@ def pod_preferred_node_affinity(pod: PodInfo) -> PreferredSchedulingTerms | None
     return terms_or_none
 
 
-def _pinned_node_names(terms: Sequence[Any]) -> set[str] | None:
+def _pinned_node_names(terms: Sequence[JSONValue]) -> set[str] | None:
     """Node names the required terms allow through ``metadata.name In`` fields; None: any node."""
     node_names: set[str] = set()
     for t in terms:
         term_names: set[str] | None = None
-        for r in (t.get("matchFields") or []) if isinstance(t, Mapping) else []:
+        for r in get_objs(t, "matchFields") if isinstance(t, Mapping) else ():
             if r.get("key") == _OBJECT_NAME_FIELD and r.get("operator") == "In":
                 # Requirements are ANDed inside a term: intersect.
-                s = {str(v) for v in r.get("values") or []}
+                s = {str(v) for v in get_list(r, "values")}
                 term_names = s if term_names is None else term_names & s
         if term_names is None:
             # A term without a node-name field lets every node through; terms are ORed.
@@ -142,7 +145,7 @@ class NodeAffinity(
     name = names.NODE_AFFINITY
     args_type = NodeAffinityArgs
 
-    def __init__(self, args: NodeAffinityArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: NodeAffinityArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args or NodeAffinityArgs()
         self.handle = handle
         errs = self.args.validate()
@@ -163,7 +166,7 @@ class NodeAffinity(
             terms = added.get("preferredDuringSchedulingIgnoredDuringExecution")
             if terms:
                 try:
-                    self.added_pref_sched_terms = PreferredSchedulingTerms(terms)
+                    self.added_pref_sched_terms = PreferredSchedulingTerms(cast("Sequence[JSONObj]", terms))
                 except InvalidObjectError as err:
                     raise ValueError(
                         f"parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: {err}"
@@ -177,7 +180,7 @@ class NodeAffinity(
         if required is None and self.added_node_selector is None and pod.spec.get("nodeSelector") is None:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.required_node_affinity))
-        terms = (required or {}).get("nodeSelectorTerms") or []
+        terms = get_list(required or _NO_SELECTOR, "nodeSelectorTerms")
         if not terms:
             return None, None
         if _NAMES_CACHE_KEY not in pod.cache:
@@ -277,13 +280,13 @@ class NodeAffinity(
             )
         ]
 
-    def is_schedulable_after_node_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """Queue when a node was added that matches, or an update turned a mismatch into a match."""
         if new is not None and not isinstance(new, Mapping):
             raise TypeError(f"unexpected object type {type(new).__name__}, want a Node")
         if old is not None and not isinstance(old, Mapping):
             raise TypeError(f"unexpected object type {type(old).__name__}, want a Node")
-        modified: Mapping[str, Any] = new or {}
+        modified: JSONObj = new or {}
         if self.added_node_selector is not None and not self.added_node_selector.match(modified):
             return QueueingHint.QUEUE_SKIP
         required = RequiredNodeAffinity(pod)
