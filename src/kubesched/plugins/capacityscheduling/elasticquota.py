@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from kubesched.api.errors import InvalidObjectError, field_invalid
 from kubesched.api.quantity import QuantityError, nano_value
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import JSONObj, JSONValue, PodInfo
 
 API_GROUP = "scheduling.x-k8s.io"
 API_VERSION = f"{API_GROUP}/v1alpha1"
@@ -78,9 +78,9 @@ class ElasticQuotaInfo:
     def new(
         cls,
         namespace: str,
-        min_: Mapping[str, Any] | None,
-        max_: Mapping[str, Any] | None,
-        used: Mapping[str, Any] | None = None,
+        min_: JSONObj | None,
+        max_: JSONObj | None,
+        used: JSONObj | None = None,
         name: str = "",
     ) -> ElasticQuotaInfo:
         """``newElasticQuotaInfo`` from ResourceLists (raises InvalidObjectError for a bad quantity)."""
@@ -146,11 +146,11 @@ class ElasticQuotaInfos(dict[str, ElasticQuotaInfo]):
         return over(used, _ZERO, min_, LOWER_BOUND_OF_MIN)
 
 
-def parse_min(rl: Mapping[str, Any] | None, path: str = "spec.min") -> Resource:
+def parse_min(rl: JSONObj | None, path: str = "spec.min") -> Resource:
     return Resource.from_resource_list(rl, path)
 
 
-def parse_max(rl: Mapping[str, Any] | None, path: str = "spec.max") -> Resource:
+def parse_max(rl: JSONObj | None, path: str = "spec.max") -> Resource:
     r = Resource.from_resource_list(rl, path)
     named = rl or {}
     if CPU not in named:
@@ -183,27 +183,27 @@ class InvalidElasticQuotaError(InvalidObjectError):
         inner = str(self._errors[0]) if len(self._errors) == 1 else "[" + ", ".join(map(str, self._errors)) + "]"
         return f'{KIND}.{API_GROUP} "{self.name}" is invalid: {inner}'
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.namespace, self.name, self._errors))
 
 
-def _mapping(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+def _mapping(obj: JSONObj, key: str) -> JSONObj:
     v = obj.get(key)
     return v if isinstance(v, Mapping) else {}
 
 
-def quota_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+def quota_key(obj: JSONObj) -> tuple[str, str]:
     md = _mapping(obj, "metadata")
     return str(md.get("namespace") or "default"), str(md.get("name", ""))
 
 
-def parse_elastic_quota(obj: Mapping[str, Any]) -> ElasticQuotaInfo:
+def parse_elastic_quota(obj: JSONObj) -> ElasticQuotaInfo:
     """The quota of an ElasticQuota object, or InvalidElasticQuotaError naming every bad field:
     unparsable or negative quantities, and a min above the max of the same resource."""
     namespace, name = quota_key(obj)
     spec = _mapping(obj, "spec")
     errors: list[InvalidObjectError] = []
-    lists: dict[str, Mapping[str, Any]] = {}
+    lists: dict[str, JSONObj] = {}
     for part in ("min", "max"):
         raw = spec.get(part)
         if raw is not None and not isinstance(raw, Mapping):
@@ -225,10 +225,13 @@ def parse_elastic_quota(obj: Mapping[str, Any]) -> ElasticQuotaInfo:
                 )
     if errors:
         raise InvalidElasticQuotaError(namespace, name, errors)
-    return ElasticQuotaInfo.new(namespace, spec.get("min"), spec.get("max"), None, name)
+    # Both are objects or unset (checked above).
+    return ElasticQuotaInfo.new(
+        namespace, cast("JSONObj | None", spec.get("min")), cast("JSONObj | None", spec.get("max")), None, name
+    )
 
 
-def _amount(name: str, value: Any, path: str) -> int:
+def _amount(name: str, value: JSONValue, path: str) -> int:
     """One quantity, exactly, in nano-units (any resource name, as the API server compares them)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise field_invalid(f"{path}.{name}", value, "must be a quantity")

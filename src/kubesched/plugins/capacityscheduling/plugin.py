@@ -20,14 +20,15 @@ import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubesched.api.resources import Resource
 from kubesched.config.errors import FieldError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import (
+    ClusterClient,
     EnqueueExtensions,
+    Handle,
     PostFilterPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -35,8 +36,9 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.preemption import Evaluator
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
+from kubesched.framework.types import JSONObj, JSONValue, NodeInfo, PodInfo, PostFilterResult, PreFilterResult
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import get_obj
 
 from .elasticquota import (
     API_VERSION,
@@ -89,7 +91,7 @@ class CapacitySchedulingArgs:
 class _Quotas:
     """The cluster's ElasticQuotas as of one list: valid ones and errors, by namespace."""
 
-    valid: dict[str, tuple[ElasticQuotaInfo, Mapping[str, Any], list[str]]] = field(default_factory=dict)
+    valid: dict[str, tuple[ElasticQuotaInfo, JSONObj, list[str]]] = field(default_factory=dict)
     invalid: dict[str, InvalidElasticQuotaError] = field(default_factory=dict)
     #: Namespaces whose quota is new or changed since the previous list.
     fresh: set[str] = field(default_factory=set)
@@ -99,25 +101,25 @@ class CapacityScheduling(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions
     name = names.CAPACITY_SCHEDULING
     args_type = CapacitySchedulingArgs
 
-    def __init__(self, args: CapacitySchedulingArgs | None, handle: Any) -> None:
+    def __init__(self, args: CapacitySchedulingArgs | None, handle: Handle) -> None:
         self.args = args or CapacitySchedulingArgs()
         self.handle = handle
         self.usage = Usage()
         # Reserve/Unreserve may run on the binding cycle's thread against a real cluster.
         self._lock = threading.RLock()
         #: (namespace, name) -> (spec as parsed, the quota or its error).
-        self._parsed: dict[tuple[str, str], tuple[Any, ElasticQuotaInfo | InvalidElasticQuotaError]] = {}
+        self._parsed: dict[tuple[str, str], tuple[JSONValue, ElasticQuotaInfo | InvalidElasticQuotaError]] = {}
         #: (namespace, name) -> the problem last reported on that object (reported once).
         self._reported: dict[tuple[str, str], str] = {}
         #: (namespace, name) -> the status.used we last wrote (or are about to).
         self._written: dict[tuple[str, str], dict[str, str]] = {}
         #: Status writes not done yet: (namespace, name) -> (the object, its new status).
-        self._pending: dict[tuple[str, str], tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        self._pending: dict[tuple[str, str], tuple[JSONObj, dict[str, JSONValue]]] = {}
         self._writer_busy = False
         self._quotas = _Quotas()
 
     # -- quotas -----------------------------------------------------------------------------------
-    def _client(self) -> Any:
+    def _client(self) -> ClusterClient:
         return self.handle.client()
 
     def _sync_quotas(self) -> _Quotas:
@@ -149,7 +151,7 @@ class CapacityScheduling(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions
                 self._report(obj, str(parsed))
             else:
                 spec_map = spec if isinstance(spec, Mapping) else {}
-                named = [str(r) for part in ("min", "max") for r in (spec_map.get(part) or {})]
+                named = [str(r) for part in ("min", "max") for r in get_obj(spec_map, part)]
                 out.valid[ns] = (parsed, obj, named)
                 self._reported.pop(key, None)
         for key in [k for k in self._parsed if k not in live]:
@@ -161,7 +163,7 @@ class CapacityScheduling(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions
         self._quotas = out
         return out
 
-    def _report(self, obj: Mapping[str, Any], problem: str) -> None:
+    def _report(self, obj: JSONObj, problem: str) -> None:
         key = quota_key(obj)
         if self._reported.get(key) == problem:
             return
@@ -308,7 +310,7 @@ class CapacityScheduling(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions
         try:
             return Evaluator(self.name, self.handle, preemptor).preempt(state, pod, filtered_node_status)
         finally:
-            metrics = getattr(self.handle, "metrics", None)
+            metrics = self.handle.metrics
             if metrics is not None:
                 metrics.preemption_attempts.inc()
 
@@ -333,7 +335,7 @@ class CapacityScheduling(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions
         ]
 
 
-def quota_hint(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def quota_hint(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue on a quota added, deleted or with a new spec; skip status-only updates (ours)."""
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
         return QueueingHint.QUEUE

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import Handle
 from kubesched.framework.preemption import (
     Candidate,
     PodDisruptionBudget,
@@ -32,6 +32,7 @@ from kubesched.framework.preemption import (
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.defaultpreemption.default_preemption import filter_pods_with_pdb_violation
+from kubesched.plugins.jsonview import get_obj
 
 from .state import MinSumCheck, quota_violation, read_pre_filter_state, read_snapshot_state
 
@@ -44,7 +45,7 @@ MSG_QUOTA_EXCEEDED = "global quota max exceeded"
 class Preemptor:
     """``preemption.Interface`` for one PostFilter call (it reads that cycle's state)."""
 
-    def __init__(self, handle: Any, state: CycleState, check: MinSumCheck, now_ns: Callable[[], int]) -> None:
+    def __init__(self, handle: Handle, state: CycleState, check: MinSumCheck, now_ns: Callable[[], int]) -> None:
         self.handle = handle
         self.state = state
         self.check = check
@@ -68,7 +69,7 @@ class Preemptor:
             pfs = read_pre_filter_state(self.state)
         except KeyError:
             return False, MSG_NO_STATE
-        nominated = str((pod.pod.get("status") or {}).get("nominatedNodeName") or "")
+        nominated = str(get_obj(pod.pod, "status").get("nominatedNodeName") or "")
         if not nominated:
             return True, ""
         if nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -117,11 +118,11 @@ class Preemptor:
 
         def remove(p: PodInfo) -> Status:
             node_info.remove_pod(p)
-            return h.run_pre_filter_extension_remove_pod(state, pod, p, node_info)  # type: ignore[no-any-return]
+            return h.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
 
         def add(p: PodInfo) -> Status:
             node_info.add_pod(p)
-            return h.run_pre_filter_extension_add_pod(state, pod, p, node_info)  # type: ignore[no-any-return]
+            return h.run_pre_filter_extension_add_pod(state, pod, p, node_info)
 
         eq = infos.get(pod.namespace)
         # Least important first: a borrowing namespace loses its least important pods until it
