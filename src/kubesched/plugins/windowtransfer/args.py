@@ -8,8 +8,9 @@ Decoded strictly by ``kubesched.config.args`` (unknown keys and wrong types are 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kubesched.api.errors import InvalidObjectError
@@ -43,7 +44,7 @@ class WindowTransferArgs:
     #: Let transfer pods preempt lower-priority pods holding the bandwidth during the window.
     preempt_in_window: bool = False
     #: ``metav1.LabelSelector``: the pods of the profile the plugin applies to (default: all).
-    pod_selector: dict[str, Any] | None = None
+    pod_selector: dict[str, object] | None = None
 
     def validate(self) -> list[FieldError]:
         errs = [
@@ -86,6 +87,6 @@ def time_zone(name: str) -> ZoneInfo | None:
         return None
 
 
-def pod_selector(raw: dict[str, Any] | None) -> Selector:
+def pod_selector(raw: Mapping[str, object] | None) -> Selector:
     """Unset selects every pod of the profile (unlike ``LabelSelectorAsSelector``, where nil is nothing)."""
     return Selector.everything() if raw is None else selector_from_label_selector(raw, "podSelector")

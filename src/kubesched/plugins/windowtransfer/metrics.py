@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from kubesched.framework.interfaces import Handle
 
 WAITING_PODS = "kubesched_window_transfer_waiting_pods"
 WINDOW_OPENINGS = "kubesched_window_transfer_window_openings"
@@ -36,12 +37,11 @@ _lock = threading.Lock()
 _by_registry: weakref.WeakKeyDictionary[CollectorRegistry, WindowTransferMetrics] = weakref.WeakKeyDictionary()
 
 
-def metrics_for(handle: Any) -> WindowTransferMetrics:
+def metrics_for(handle: Handle) -> WindowTransferMetrics:
     """The collectors in the registry of the handle's scheduler (``handle.metrics``); a handle
     without one, as in a bare unit test, gets a registry of its own."""
-    registry = getattr(getattr(handle, "metrics", None), "registry", None)
-    if not isinstance(registry, CollectorRegistry):
-        registry = CollectorRegistry()
+    metrics = handle.metrics if handle is not None else None  # no handle: a Framework checking a configuration
+    registry = metrics.registry if metrics is not None else CollectorRegistry()
     with _lock:
         m = _by_registry.get(registry)
         if m is None:

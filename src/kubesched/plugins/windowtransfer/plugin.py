@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -42,8 +42,9 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, PreFilterResult, pod_uid, spec
+from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult, pod_uid, spec
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import as_pod_info, get_obj
 from kubesched.plugins.tainttoleration.normalize_score import default_normalize_score, default_normalize_score_batch
 
 from .args import WAIT, WindowTransferArgs, pod_selector, time_zone
@@ -67,7 +68,7 @@ class _PodData:
     request: int
 
 
-def _node(obj: Any) -> NodeInfo | None:
+def _node(obj: object) -> NodeInfo | None:
     return NodeInfo(dict(obj)) if isinstance(obj, Mapping) else None
 
 
@@ -313,28 +314,29 @@ class WindowTransfer(
             ),
         ]
 
-    def _is_schedulable_after_window_opened(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_window_opened(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         return QueueingHint.QUEUE if self.window.is_open(self._now()) else QueueingHint.QUEUE_SKIP
 
-    def _waits_for_window(self, pod: Mapping[str, Any]) -> bool:
+    def _waits_for_window(self, pod: JSONObj) -> bool:
         """A pod that waits for a future opening is sent back by that opening, not by this event."""
         opens = self._waiting.get(pod_uid(pod))
         return opens is not None and opens > self._now()
 
-    def _is_schedulable_after_pod_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """A placed (or nominated) pod that held bandwidth was deleted or scaled down its request."""
         if self._waits_for_window(pod) or not isinstance(old, Mapping):
             return QueueingHint.QUEUE_SKIP
-        if not spec(old).get("nodeName") and not (old.get("status") or {}).get("nominatedNodeName"):
+        if not spec(old).get("nodeName") and not get_obj(old, "status").get("nominatedNodeName"):
             return QueueingHint.QUEUE_SKIP
         before = PodInfo(dict(old))
         held = before.requests.scalar_resources.get(self.resource, 0)
-        if new is None:
+        changed = as_pod_info(new)
+        if changed is None:
             return QueueingHint.QUEUE if held > 0 else QueueingHint.QUEUE_SKIP
-        after = PodInfo(dict(new)).requests.scalar_resources.get(self.resource, 0)
+        after = changed.requests.scalar_resources.get(self.resource, 0)
         return QueueingHint.QUEUE if after < held else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """A node whose bandwidth, when empty, leaves the threshold free, and (updates) that gained bandwidth."""
         if self._waits_for_window(pod):
             return QueueingHint.QUEUE_SKIP
@@ -351,9 +353,11 @@ class WindowTransfer(
         grew = alloc > before.allocatable.scalar_resources.get(self.resource, 0)
         return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_label_change(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_label_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """The pod itself no longer matches ``podSelector``: the plugin no longer holds it back."""
         if not isinstance(new, Mapping) or pod_uid(new) != pod_uid(pod):
             return QueueingHint.QUEUE_SKIP
-        labels = (new.get("metadata") or {}).get("labels") or {}
-        return QueueingHint.QUEUE_SKIP if self.selector.matches(labels) else QueueingHint.QUEUE
+        labels = get_obj(get_obj(new, "metadata"), "labels")
+        # Label values are strings (the API server validated them).
+        matches = self.selector.matches(cast("Mapping[str, str]", labels))
+        return QueueingHint.QUEUE_SKIP if matches else QueueingHint.QUEUE
