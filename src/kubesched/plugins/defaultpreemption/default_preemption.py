@@ -35,12 +35,11 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from kubesched.config.plugin_args import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interfaces import EnqueueExtensions, PostFilterPlugin, PreEnqueuePlugin
+from kubesched.framework.interfaces import EnqueueExtensions, Handle, PostFilterPlugin, PreEnqueuePlugin
 from kubesched.framework.preemption import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -52,8 +51,9 @@ from kubesched.framework.preemption import (
     sort_by_importance,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, pod_uid
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PostFilterResult, pod_uid
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import get_obj, get_objs
 
 log = logging.getLogger("kubesched.plugins.defaultpreemption")
 
@@ -72,15 +72,15 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin):
     name = names.DEFAULT_PREEMPTION
     args_type = DefaultPreemptionArgs
 
-    def __init__(self, args: DefaultPreemptionArgs | None, handle: Any) -> None:
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args or DefaultPreemptionArgs()
         errs = self.args.validate()
         if errs:
             raise ValueError("; ".join(str(e) for e in errs))
         self.handle = handle
         self.evaluator = Evaluator(self.name, handle, self, async_preemption=None)
-        rng = getattr(handle, "rng", None)
-        source = rng if isinstance(rng, random.Random) else random.Random(0)
+        # A Framework built only to check a configuration passes no handle (and never preempts).
+        source = handle.rng if handle is not None else random.Random(0)
         #: ``getOffsetRand``: ``n -> [0, n)``.
         self.offset_rand: Callable[[int], int] = source.randrange
         self.is_eligible_pod: IsEligiblePodFunc = lambda node_info, victim, preemptor: True
@@ -106,7 +106,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin):
             )
         ]
 
-    def _is_pod_schedulable_after_pod_deletion(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def _is_pod_schedulable_after_pod_deletion(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         if self.evaluator.is_pod_running_preemption(pod_uid(pod)):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
@@ -118,7 +118,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin):
         try:
             result, status = self.evaluator.preempt(state, pod, filtered_node_status)
         finally:
-            metrics = getattr(self.handle, "metrics", None)
+            metrics = self.handle.metrics
             if metrics is not None:
                 metrics.preemption_attempts.inc()
         msg = status.message()
@@ -142,7 +142,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin):
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status) -> tuple[bool, str]:
         if pod.spec.get("preemptionPolicy") == "Never":
             return False, MSG_PREEMPT_NEVER
-        nominated = str((pod.pod.get("status") or {}).get("nominatedNodeName") or "")
+        nominated = str(get_obj(pod.pod, "status").get("nominatedNodeName") or "")
         if nominated:
             # A nominated node the filters now call UnschedulableAndUnresolvable: preempt again.
             if nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -173,11 +173,11 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin):
 
         def remove(p: PodInfo) -> Status:
             node_info.remove_pod(p)
-            return h.run_pre_filter_extension_remove_pod(state, pod, p, node_info)  # type: ignore[no-any-return]
+            return h.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
 
         def add(p: PodInfo) -> Status:
             node_info.add_pod(p)
-            return h.run_pre_filter_extension_add_pod(state, pod, p, node_info)  # type: ignore[no-any-return]
+            return h.run_pre_filter_extension_add_pod(state, pod, p, node_info)
 
         potential = [p for p in node_info.pods if self.is_preemption_allowed(node_info, p, pod)]
         for p in potential:
@@ -235,7 +235,7 @@ def pod_terminating_by_preemption(p: PodInfo) -> bool:
     """Terminating, with the DisruptionTarget condition the scheduler sets on its victims."""
     if not p.deletion_timestamp:
         return False
-    for cond in (p.pod.get("status") or {}).get("conditions") or []:
+    for cond in get_objs(get_obj(p.pod, "status"), "conditions"):
         if cond.get("type") == DISRUPTION_TARGET:
             return bool(cond.get("status") == "True" and cond.get("reason") == REASON_PREEMPTION_BY_SCHEDULER)
     return False
