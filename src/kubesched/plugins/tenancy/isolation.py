@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,10 +22,10 @@ from kubesched.api.validation import is_qualified_name
 from kubesched.config.errors import ConfigError, FieldError, invalid
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle, PreFilterPlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
-from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
 from .owners import NodeOwners
@@ -68,7 +67,7 @@ class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
     name = names.TENANT_ISOLATION
     args_type = TenantIsolationArgs
 
-    def __init__(self, args: TenantIsolationArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: TenantIsolationArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args or TenantIsolationArgs()
         errs = self.args.validate()
         if errs:
@@ -111,7 +110,7 @@ class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
             mine |= owners == 0
         return mine
 
-    def accepts(self, node: Mapping[str, Any] | None, tenant: str) -> bool:
+    def accepts(self, node: JSONObj | None, tenant: str) -> bool:
         """Would Filter pass on this node object for a pod of ``tenant``?"""
         owner = node_tenant(node, self.key)
         return self.allow_shared if owner is None else owner == tenant
@@ -127,7 +126,7 @@ class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
             ),
         ]
 
-    def node_hint(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def node_hint(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """Queue when a node now takes the pod's tenant and did not before (added or relabelled)."""
         if not isinstance(new, Mapping):
             raise TypeError(f"expected a Node, got {type(new).__name__}")
@@ -138,7 +137,7 @@ class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
-    def namespace_hint(self, pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+    def namespace_hint(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """Queue when the pod's own namespace changed tenant (its tenant label was set or changed)."""
         if not isinstance(new, Mapping):
             raise TypeError(f"expected a Namespace, got {type(new).__name__}")
@@ -152,6 +151,6 @@ class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
         return QueueingHint.QUEUE
 
 
-def _namespace(pod: Mapping[str, Any]) -> str:
+def _namespace(pod: JSONObj) -> str:
     meta = pod.get("metadata")
     return str((meta.get("namespace") if isinstance(meta, Mapping) else None) or "default")

@@ -33,16 +33,15 @@ every profile's pods are compared in.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from kubesched.config.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
-from kubesched.framework.interfaces import EnqueueExtensions, PreFilterPlugin, QueueSortPlugin, ReservePlugin
+from kubesched.framework.interfaces import EnqueueExtensions, Handle, PreFilterPlugin, QueueSortPlugin, ReservePlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
-from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult, QueuedPodInfo
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult, QueuedPodInfo
 from kubesched.plugins import names
 
 from .args import TenantFairSortArgs
@@ -54,23 +53,23 @@ _LedgerKey = tuple[str, tuple[str, ...], tuple[tuple[str, float], ...]]
 _LEDGERS: weakref.WeakKeyDictionary[Snapshot, dict[_LedgerKey, TenantShares]] = weakref.WeakKeyDictionary()
 
 
-def _namespace_lister(handle: Any) -> Namespaces | None:
+def _namespace_lister(handle: Handle | None) -> Namespaces | None:
     """Lists the cluster's Namespaces through the handle's client. Holds the handle weakly: the
     ledger lives as long as the snapshot it is keyed by, which the handle's scheduler owns."""
-    if not callable(getattr(handle, "client", None)):
+    if handle is None:
         return None
     try:
-        ref: Callable[[], Any] = weakref.ref(handle)
+        ref: Callable[[], Handle | None] = weakref.ref(handle)
     except TypeError:  # a test double without weak references
 
-        def ref() -> Any:
+        def ref() -> Handle | None:
             return handle
 
-    def namespaces() -> Iterable[Mapping[str, Any]]:
+    def namespaces() -> Iterable[JSONObj]:
         h = ref()
         if h is None:
             return ()
-        objs: Iterable[Mapping[str, Any]] = h.client().list_objects("v1", "Namespace")
+        objs: Iterable[JSONObj] = h.client().list_objects("v1", "Namespace")
         return objs
 
     return namespaces
@@ -80,7 +79,7 @@ class TenantFairSort(QueueSortPlugin, EnqueueExtensions, PreFilterPlugin, Reserv
     name = names.TENANT_FAIR_SORT
     args_type = TenantFairSortArgs
 
-    def __init__(self, args: TenantFairSortArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: TenantFairSortArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args or TenantFairSortArgs()
         errs = self.args.validate()
         if errs:
@@ -89,8 +88,9 @@ class TenantFairSort(QueueSortPlugin, EnqueueExtensions, PreFilterPlugin, Reserv
         self.shares = self._ledger()
 
     def _snapshot(self) -> Snapshot | None:
-        lister = getattr(self.handle, "snapshot_shared_lister", None)
-        snap = lister() if callable(lister) else None
+        if self.handle is None:
+            return None
+        snap = self.handle.snapshot_shared_lister()
         return snap if isinstance(snap, Snapshot) else None
 
     def _ledger(self) -> TenantShares:

@@ -28,22 +28,21 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from kubesched.framework.snapshot import NodeTable, Snapshot
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import JSONObj, PodInfo
 from kubesched.plugins.capacityscheduling.usage import Usage
 from kubesched.plugins.tenancy.tenants import namespace_tenant
 
 log = logging.getLogger("kubesched.plugins.tenantfairsort")
 
-Namespaces = Callable[[], Iterable[Mapping[str, Any]]]
+Namespaces = Callable[[], Iterable[JSONObj]]
 
 
-def _name(obj: Mapping[str, Any]) -> str:
+def _name(obj: JSONObj) -> str:
     meta = obj.get("metadata")
     return str(meta.get("name", "")) if isinstance(meta, Mapping) else ""
 
@@ -128,7 +127,7 @@ class TenantShares:
                 self.usage.reconcile(snapshot)
                 self._recompute(self._tenants_of(self.usage.take_changed()))
 
-    def sync_namespaces(self, objs: Iterable[Mapping[str, Any]]) -> None:
+    def sync_namespaces(self, objs: Iterable[JSONObj]) -> None:
         with self._lock:
             dirty: set[str] = set()
             seen: set[str] = set()
