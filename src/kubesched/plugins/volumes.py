@@ -26,7 +26,6 @@ kubesched supports its volumes, so it waits for the periodic flush instead of ev
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
 from kubesched.framework.cycle_state import CycleState
@@ -34,6 +33,7 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
+    Handle,
     PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
@@ -92,7 +92,7 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     name = ""
     args_type: type | None = None
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.args = args
         self.handle = handle
 
@@ -134,7 +134,7 @@ class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, 
     name = names.VOLUME_BINDING
     args_type = VolumeBindingArgs
 
-    def __init__(self, args: VolumeBindingArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: VolumeBindingArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or VolumeBindingArgs(), handle)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -170,7 +170,7 @@ class DynamicResources(
     name = names.DYNAMIC_RESOURCES
     args_type = DynamicResourcesArgs
 
-    def __init__(self, args: DynamicResourcesArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: DynamicResourcesArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args or DynamicResourcesArgs()
         self.handle = handle
 

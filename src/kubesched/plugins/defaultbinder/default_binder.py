@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import BindPlugin
+from kubesched.framework.interfaces import BindPlugin, Handle
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins import names
@@ -15,7 +13,7 @@ from kubesched.plugins import names
 class DefaultBinder(BindPlugin):
     name = names.DEFAULT_BINDER
 
-    def __init__(self, args: Any, handle: Any) -> None:
+    def __init__(self, args: object, handle: Handle) -> None:
         self.handle = handle
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

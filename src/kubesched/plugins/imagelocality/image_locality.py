@@ -16,17 +16,17 @@ The per-cycle image counts come from :class:`ImageStateIndex`, refreshed once pe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin
+from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Handle
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import get_list
 
 from .image_states import ImageStateIndex
 
@@ -52,10 +52,10 @@ def pod_images(pod: PodInfo) -> tuple[list[str], int]:
     cached = pod.cache.get(_POD_CACHE_KEY)
     if cached is None:
         spec = pod.spec
-        inits = [c for c in spec.get("initContainers") or [] if isinstance(c, Mapping)]
-        containers = [c for c in spec.get("containers") or [] if isinstance(c, Mapping)]
+        inits = [c for c in get_list(spec, "initContainers") if isinstance(c, Mapping)]
+        containers = [c for c in get_list(spec, "containers") if isinstance(c, Mapping)]
         images = [normalized_image_name(str(c.get("image") or "")) for c in (*inits, *containers)]
-        for vol in spec.get("volumes") or []:
+        for vol in get_list(spec, "volumes"):
             image = vol.get("image") if isinstance(vol, Mapping) else None
             if isinstance(image, Mapping):
                 images.append(normalized_image_name(str(image.get("reference") or "")))
@@ -98,7 +98,7 @@ class ImageLocality(BatchScorePlugin):
     name = names.IMAGE_LOCALITY
     args_type = None
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.handle = handle
         self._index = ImageStateIndex()
 
@@ -106,6 +106,8 @@ class ImageLocality(BatchScorePlugin):
         data = state.get(_STATE_KEY)
         if isinstance(data, _CycleData):
             return data.index
+        if self.handle is None:
+            raise RuntimeError(f"{self.name} reads the scheduler's snapshot: it needs a handle")
         snapshot: Snapshot = self.handle.snapshot_shared_lister()
         self._index.refresh(snapshot)
         state.write(_STATE_KEY, _CycleData(self._index))

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import JSONObj
+from kubesched.plugins.jsonview import get_list
 
 
-def node_image_sizes(node: Mapping[str, Any] | None) -> dict[str, int]:
+def node_image_sizes(node: JSONObj | None) -> dict[str, int]:
     """Every name in ``status.images`` -> that image's ``sizeBytes`` on this node."""
     status = (node or {}).get("status")
     images = status.get("images") if isinstance(status, Mapping) else None
@@ -32,7 +33,7 @@ def node_image_sizes(node: Mapping[str, Any] | None) -> dict[str, int]:
         if not isinstance(image, Mapping):
             continue
         size = int(image.get("sizeBytes") or 0)
-        for name in image.get("names") or []:
+        for name in get_list(image, "names"):
             out[str(name)] = size
     return out
 

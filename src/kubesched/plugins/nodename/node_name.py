@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -30,7 +29,7 @@ class NodeName(EnqueueExtensions, BatchFilterPlugin):
     name = names.NODE_NAME
     args_type = None
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:

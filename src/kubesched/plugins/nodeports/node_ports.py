@@ -10,7 +10,6 @@ protocol and port.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.events import (
@@ -20,9 +19,9 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import HostPortInfo, NodeInfo, PodInfo, PreFilterResult, spec
+from kubesched.framework.types import HostPortInfo, JSONObj, NodeInfo, PodInfo, PreFilterResult, spec
 from kubesched.plugins import names
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_PORTS
@@ -57,7 +56,7 @@ class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     name = names.NODE_PORTS
     args_type = None
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
 
     def pre_filter(
@@ -88,7 +87,7 @@ class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
         ]
 
 
-def is_schedulable_after_pod_deleted(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_pod_deleted(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue only if the deleted pod was placed (or nominated) and held a port this pod wants."""
     if not isinstance(old, Mapping):
         raise TypeError(f"unexpected object type {type(old).__name__}, want a Pod")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +22,7 @@ import numpy.typing as npt
 from kubesched.config.errors import ConfigError
 from kubesched.config.plugin_args import NodeResourcesBalancedAllocationArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, PreScorePlugin
+from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Handle, PreScorePlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -119,7 +118,7 @@ class BalancedAllocation(PreScorePlugin, BatchScorePlugin):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
     args_type = NodeResourcesBalancedAllocationArgs
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args or NodeResourcesBalancedAllocationArgs()
         self.handle = handle
         errs = self.args.validate()

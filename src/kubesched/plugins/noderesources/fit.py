@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +30,7 @@ from kubesched.framework.interfaces import (
     BatchFilterStatusesPlugin,
     BatchScorePlugin,
     EnqueueExtensions,
+    Handle,
     PreFilterPlugin,
     PreScorePlugin,
 )
@@ -101,7 +101,7 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
     name = names.NODE_RESOURCES_FIT
     args_type = NodeResourcesFitArgs
 
-    def __init__(self, args: NodeResourcesFitArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: NodeResourcesFitArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args or NodeResourcesFitArgs()
         self.handle = handle
         errs = self.args.validate()

@@ -9,15 +9,14 @@ classes are not considered (kubesched has no DRA).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kubesched.framework.events import QueueingHint
-from kubesched.framework.types import NodeInfo, PodInfo, pod_uid, spec
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, pod_uid, spec
 
 from .fit import fits_request
 
 
-def _object(obj: Any, kind: str) -> Mapping[str, Any] | None:
+def _object(obj: object, kind: str) -> JSONObj | None:
     if obj is None:
         return None
     if not isinstance(obj, Mapping):
@@ -25,12 +24,12 @@ def _object(obj: Any, kind: str) -> Mapping[str, Any] | None:
     return obj
 
 
-def _nominated(pod: Mapping[str, Any]) -> str:
+def _nominated(pod: JSONObj) -> str:
     status = pod.get("status")
     return str(status.get("nominatedNodeName") or "") if isinstance(status, Mapping) else ""
 
 
-def is_schedulable_after_pod_event(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_pod_event(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """A deleted pod that was placed (or nominated), or a scale-down that frees what this pod needs."""
     original = _object(old, "Pod")
     modified = _object(new, "Pod")
@@ -46,7 +45,7 @@ def is_schedulable_after_pod_event(pod: Mapping[str, Any], old: Any, new: Any) -
 
 
 def is_schedulable_after_pod_scale_down(
-    target: Mapping[str, Any], original: Mapping[str, Any], modified: Mapping[str, Any]
+    target: JSONObj, original: JSONObj, modified: JSONObj
 ) -> bool:
     if pod_uid(modified) == pod_uid(target):
         return True
@@ -66,7 +65,7 @@ def is_schedulable_after_pod_scale_down(
     )
 
 
-def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """The pod must fit the changed node when empty, and (for an update) something it needs grew."""
     original = _object(old, "Node")
     modified = _object(new, "Node")

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,10 +18,10 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, pod_uid, spec
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, pod_uid, spec
 from kubesched.plugins import names
 
 #: Upstream ``ErrReasonUnschedulable``.
@@ -33,11 +32,11 @@ _UNSCHEDULABLE_TAINT: Mapping[str, str] = {"key": TAINT_NODE_UNSCHEDULABLE, "eff
 _TOLERATES_KEY = names.NODE_UNSCHEDULABLE + "/tolerates"
 
 
-def tolerates_unschedulable(tolerations: Sequence[Mapping[str, Any]]) -> bool:
+def tolerates_unschedulable(tolerations: Sequence[JSONObj]) -> bool:
     return tolerations_tolerate_taint(tolerations, _UNSCHEDULABLE_TAINT)
 
 
-def _object(obj: Any, kind: str) -> Mapping[str, Any] | None:
+def _object(obj: object, kind: str) -> JSONObj | None:
     if obj is None:
         return None
     if not isinstance(obj, Mapping):
@@ -49,7 +48,7 @@ class NodeUnschedulable(EnqueueExtensions, BatchFilterPlugin):
     name = names.NODE_UNSCHEDULABLE
     args_type = None
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
@@ -89,7 +88,7 @@ class NodeUnschedulable(EnqueueExtensions, BatchFilterPlugin):
         ]
 
 
-def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue when a node became schedulable, or a schedulable node was added."""
     original = _object(old, "Node")
     modified = _object(new, "Node") or {}
@@ -101,7 +100,7 @@ def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any)
     return QueueingHint.QUEUE_SKIP
 
 
-def is_schedulable_after_pod_toleration_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_pod_toleration_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue when the rejected pod itself now tolerates the unschedulable taint."""
     _object(old, "Pod")
     modified = _object(new, "Pod")

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from kubesched.framework.interfaces import QueueSortPlugin
+from kubesched.framework.interfaces import Handle, QueueSortPlugin
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.plugins import names
 
@@ -13,7 +11,7 @@ from kubesched.plugins import names
 class PrioritySort(QueueSortPlugin):
     name = names.PRIORITY_SORT
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

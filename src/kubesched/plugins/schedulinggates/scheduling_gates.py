@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
+from kubesched.framework.interfaces import EnqueueExtensions, Handle, PreEnqueuePlugin
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, pod_uid
+from kubesched.framework.types import JSONObj, PodInfo, pod_uid
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import as_object
 
 
 class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
     name = names.SCHEDULING_GATES
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
@@ -34,7 +34,8 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
         ]
 
     @staticmethod
-    def _is_schedulable_after_update_pod(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
-        if new is None or pod_uid(new) != pod_uid(pod):
+    def _is_schedulable_after_update_pod(pod: JSONObj, old: object, new: object) -> QueueingHint:
+        modified = as_object(new, "Pod")
+        if modified is None or pod_uid(modified) != pod_uid(pod):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE

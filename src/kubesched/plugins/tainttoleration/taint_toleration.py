@@ -11,7 +11,7 @@ NormalizeScore reverses the default normalisation so a node with none scores 100
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -36,13 +36,14 @@ from kubesched.framework.interfaces import (
     BatchFilterPlugin,
     BatchScorePlugin,
     EnqueueExtensions,
+    Handle,
     PreScorePlugin,
     ScoreExtensions,
 )
 from kubesched.framework.node_columns import per_taint_set
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, NodeScore, PodInfo, pod_uid, spec
+from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, pod_uid, spec
 from kubesched.plugins import names
 
 from .normalize_score import default_normalize_score, default_normalize_score_batch
@@ -54,8 +55,8 @@ ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 _FILTER_CACHE_KEY = names.TAINT_TOLERATION + "/tolerated"
 _SCORE_CACHE_KEY = names.TAINT_TOLERATION + "/intolerable"
 
-Taint = Mapping[str, Any]
-Toleration = Mapping[str, Any]
+Taint: TypeAlias = JSONObj
+Toleration: TypeAlias = JSONObj
 
 
 def do_not_schedule_taints_filter(taint: Taint) -> bool:
@@ -64,12 +65,12 @@ def do_not_schedule_taints_filter(taint: Taint) -> bool:
     return effect in (NO_SCHEDULE, NO_EXECUTE)
 
 
-def _tolerations_of(pod: Mapping[str, Any]) -> Sequence[Toleration]:
+def _tolerations_of(pod: JSONObj) -> Sequence[Toleration]:
     t = spec(pod).get("tolerations")
     return t if isinstance(t, list) else []
 
 
-def _taints_of(node: Mapping[str, Any] | None) -> Sequence[Taint]:
+def _taints_of(node: JSONObj | None) -> Sequence[Taint]:
     t = spec(node or {}).get("taints")
     return t if isinstance(t, list) else []
 
@@ -103,7 +104,7 @@ class TaintToleration(EnqueueExtensions, BatchFilterPlugin, PreScorePlugin, Batc
     name = names.TAINT_TOLERATION
     args_type = None
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.handle = handle
 
     # -- Filter -----------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ class TaintToleration(EnqueueExtensions, BatchFilterPlugin, PreScorePlugin, Batc
         ]
 
 
-def _as_object(obj: Any, kind: str) -> Mapping[str, Any] | None:
+def _as_object(obj: object, kind: str) -> JSONObj | None:
     """Upstream ``util.As``: None stays None; anything but an object is an error (-> Queue)."""
     if obj is None:
         return None
@@ -199,7 +200,7 @@ def _as_object(obj: Any, kind: str) -> Mapping[str, Any] | None:
     return obj
 
 
-def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue only when the node went from having an untolerated NoSchedule/NoExecute taint to none."""
     modified = _as_object(new, "Node")
     original = _as_object(old, "Node")
@@ -219,7 +220,7 @@ def is_schedulable_after_node_change(pod: Mapping[str, Any], old: Any, new: Any)
     return QueueingHint.QUEUE_SKIP
 
 
-def is_schedulable_after_pod_toleration_change(pod: Mapping[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_pod_toleration_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Only an update of the rejected pod itself that changed its tolerations can help it."""
     original = _as_object(old, "Pod")
     modified = _as_object(new, "Pod")
