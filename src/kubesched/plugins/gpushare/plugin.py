@@ -141,11 +141,8 @@ class GpuShare(
         self.gpus.sync(self._snapshot())
 
     def _list_topologies(self) -> NrtIndex:
-        client = getattr(self.handle, "client", None)
-        if not callable(client):
-            return {}
         try:
-            objs = client().list_objects(NRT_API_VERSION, NRT_KIND)
+            objs = self.handle.client().list_objects(NRT_API_VERSION, NRT_KIND)
         except Exception as err:  # a cluster without the CRD: no NUMA information
             log.debug("listing %s: %s", NRT_KIND, err)
             return {}
