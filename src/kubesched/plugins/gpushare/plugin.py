@@ -426,9 +426,7 @@ def _after_pod_deleted(pod: JSONObj, old: object, new: object) -> QueueingHint:
 
 
 def _node_gpus(node: JSONObj) -> str:
-    status = node.get("status")
-    allocatable = status.get("allocatable") if isinstance(status, Mapping) else None
-    return str(allocatable.get(RESOURCE_GPU, "0")) if isinstance(allocatable, Mapping) else "0"
+    return str(get_obj(get_obj(node, "status"), "allocatable").get(RESOURCE_GPU, "0"))
 
 
 def _after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
