@@ -29,8 +29,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 #: Upward imports that exist today (importer, imported module), with what removes them.
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    # framework knows the in-tree plugins (issue 12: the in-tree registry moves to plugins/)
-    ("kubesched.framework.registry", "kubesched.plugins.registry"),
     # preemption reads the backend's conflict error (issue 12: the backend protocol moves to framework/)
     ("kubesched.framework.preemption", "kubesched.cluster.base"),
     # plugins reach into the simulator (issue 12: Go's random generator in a neutral module)
@@ -188,7 +186,6 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 
 #: Import cycles that exist today, each to be broken by issue 12.
 KNOWN_CYCLES: list[list[str]] = [
-    ["kubesched.framework.registry", "kubesched.plugins.registry"],
     ["kubesched.plugins.gpu.fgdplus", "kubesched.plugins.gpu.policies"],
     ["kubesched.plugins.noderesources.fit", "kubesched.plugins.noderesources.fit_hints"],
 ]

@@ -24,9 +24,10 @@ from kubesched.api.text import printable
 from kubesched.config.errors import ConfigError
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import rfc3339
-from kubesched.framework.registry import Registry, RegistryError, default_registry
+from kubesched.framework.registry import Registry, RegistryError
 from kubesched.framework.runtime import FrameworkError
 from kubesched.gctune import tune_gc
+from kubesched.plugins.registry import default_registry
 from kubesched.sim.manifests import ManifestError, load_manifests, load_pod_file, parse_time_or_offset
 
 EXIT_BAD_INPUT = 2

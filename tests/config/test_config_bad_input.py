@@ -31,8 +31,8 @@ from kubesched.cli import cli
 from kubesched.config import ConfigError, load_config, loads_config
 from kubesched.config.load import MAX_CONFIG_BYTES, MAX_PROFILES, config_to_dict
 from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
-from kubesched.framework.registry import default_registry
 from kubesched.framework.runtime import Framework, FrameworkError
+from kubesched.plugins.registry import default_registry
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 4Gi, pods: '10'}}\n"

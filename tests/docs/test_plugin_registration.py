@@ -10,7 +10,7 @@ import pytest
 from transfer_window import TransferWindow, TransferWindowArgs
 
 from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
+from kubesched.plugins.registry import default_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "plugins"

@@ -29,7 +29,7 @@ import yaml
 
 from kubesched.cluster.kube import KubeOptions
 from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
+from kubesched.plugins.registry import default_registry
 from kubesched.run import RunOptions, SchedulerApp
 from kubesched.testing.controlplane import ControlPlane
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.registry import Registry, default_registry
+from kubesched.framework.registry import Registry
+from kubesched.plugins.registry import default_registry
 
 
 def fake(name: str, **points: Callable[..., Any]) -> type:

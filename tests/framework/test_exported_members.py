@@ -28,7 +28,7 @@ EXPECTED = {
     # EnqueueExtensions
     "ActionType", "ClusterEvent", "ClusterEventWithHint", "EventResource", "QueueingHint", "QueueingHintFn",
     # the registry, and errors for a plugin's args and a profile
-    "Registry", "RegistryError", "PluginFactory", "PluginSpec", "ENTRY_POINT_GROUP", "default_registry",
+    "Registry", "RegistryError", "PluginFactory", "PluginSpec", "ENTRY_POINT_GROUP",
     "FrameworkError", "ConfigError", "FieldError", "invalid",
 }
 

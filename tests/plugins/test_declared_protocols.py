@@ -16,8 +16,8 @@ import typing
 import pytest
 
 from kubesched.framework import interfaces
-from kubesched.framework.registry import default_registry
 from kubesched.framework.runtime import EXTENSION_POINTS
+from kubesched.plugins.registry import default_registry
 
 PROTOCOLS: list[type] = [
     interfaces.PreEnqueuePlugin, interfaces.QueueSortPlugin, interfaces.EnqueueExtensions,

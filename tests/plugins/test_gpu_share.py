@@ -99,7 +99,7 @@ def bound(fw: TestFramework, name: str) -> tuple[str | None, str | None]:
 
 
 def test_registered_in_tree() -> None:
-    from kubesched.framework.registry import default_registry
+    from kubesched.plugins.registry import default_registry
 
     spec = default_registry(entry_points=False)[NAME]
     assert spec.factory is GpuShare and spec.origin == "in-tree"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
 from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS
+from kubesched.plugins.registry import default_registry
 from kubesched.sim.manifests import load_manifests
 from kubesched.sim.runner import simulate
 

@@ -30,10 +30,10 @@ from kubesched.config.load import load_config, loads_config
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from kubesched.framework.registry import default_registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo
+from kubesched.plugins.registry import default_registry
 from kubesched.plugins.windowtransfer import ERR_REASON_BANDWIDTH, WINDOW_OPENED, DailyWindow, WindowTransfer
 from kubesched.plugins.windowtransfer.window import parse_hh_mm
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework

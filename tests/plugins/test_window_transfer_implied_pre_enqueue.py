@@ -70,7 +70,7 @@ def config(**points: Any) -> dict[str, Any]:
 
 
 def build(plugin: type, **points: Any) -> Any:
-    from kubesched.framework.registry import default_registry
+    from kubesched.plugins.registry import default_registry
 
     reg = default_registry(entry_points=False)
     reg.register(plugin.name, plugin)

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from sched_fakes import condition, fake, node_of, notes, queued
 
-from kubesched.framework.registry import default_registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting_pods import _go_duration
+from kubesched.plugins.registry import default_registry
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 
 T0 = 1767225600.0

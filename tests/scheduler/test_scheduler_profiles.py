@@ -13,8 +13,8 @@ from typing import Any
 from sched_fakes import node_of, notes
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.registry import default_registry
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.registry import default_registry
 from kubesched.testing import make_node, make_pod, new_framework
 
 

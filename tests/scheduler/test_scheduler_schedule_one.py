@@ -15,9 +15,9 @@ import pytest
 from sched_fakes import bound_at, condition, fake, node_of, notes, queued
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.registry import default_registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NominatingInfo, PodInfo, PostFilterResult, PreFilterResult
+from kubesched.plugins.registry import default_registry
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 
 T0 = 1767225600.0

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
+from kubesched.plugins.registry import default_registry
 from kubesched.sim.manifests import ClusterObjects, admit_pod
 from kubesched.sim.runner import simulate
 from kubesched.testing import make_node, make_pod

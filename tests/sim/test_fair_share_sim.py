@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
+from kubesched.plugins.registry import default_registry
 from kubesched.plugins.tenantfairsort import TenantFairSort
 from kubesched.sim.manifests import load_manifests
 from kubesched.sim.runner import SimResult, simulate

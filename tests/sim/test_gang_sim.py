@@ -18,8 +18,8 @@ import pytest
 
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.registry import default_registry
 from kubesched.plugins.coscheduling import POD_GROUP_LABEL
+from kubesched.plugins.registry import default_registry
 from kubesched.sim.manifests import ARRIVAL_ANNOTATION, DURATION_ANNOTATION, ClusterObjects, admit_pod, load_manifests
 from kubesched.sim.runner import DEFAULT_START, SimResult, simulate
 from kubesched.testing import make_node, make_pod, new_framework

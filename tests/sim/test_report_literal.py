@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
+from kubesched.plugins.registry import default_registry
 from kubesched.sim.manifests import ClusterObjects, admit_pod
 from kubesched.sim.report import print_simulation
 from kubesched.sim.runner import simulate

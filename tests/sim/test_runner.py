@@ -10,7 +10,7 @@ from typing import Any
 
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.registry import default_registry
+from kubesched.plugins.registry import default_registry
 from kubesched.sim.manifests import ARRIVAL_ANNOTATION, DURATION_ANNOTATION, ClusterObjects, admit_pod
 from kubesched.sim.runner import DEFAULT_START, SimResult, simulate
 from kubesched.testing import make_node, make_pod

@@ -29,8 +29,8 @@ from click.testing import CliRunner
 
 from kubesched.cli import cli
 from kubesched.config.load import load_config
-from kubesched.framework.registry import default_registry
 from kubesched.plugins.capacityscheduling.elasticquota import parse_elastic_quota
+from kubesched.plugins.registry import default_registry
 from kubesched.sim.manifests import load_manifests
 from kubesched.sim.runner import SimResult, simulate
 

@@ -22,9 +22,9 @@ from click.testing import CliRunner
 from kubesched.cli import cli
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.registry import default_registry
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.registry import default_registry
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "window-transfer"

@@ -16,7 +16,8 @@ from kubesched.cluster.sim import SimCluster
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
-from kubesched.framework.registry import Registry, default_registry
+from kubesched.framework.registry import Registry
+from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim.runner import DEFAULT_START
 

@@ -42,7 +42,7 @@ from .interfaces import (
     ScoreExtensions,
     ScorePlugin,
 )
-from .registry import ENTRY_POINT_GROUP, PluginFactory, PluginSpec, Registry, RegistryError, default_registry
+from .registry import ENTRY_POINT_GROUP, PluginFactory, PluginSpec, Registry, RegistryError
 from .runtime import FrameworkError
 from .snapshot import Snapshot
 from .status import Code, Status, StatusLike
@@ -121,6 +121,5 @@ __all__ = [
     "StatusLike",
     "VirtualClock",
     "WaitingPod",
-    "default_registry",
     "invalid",
 ]

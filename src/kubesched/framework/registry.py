@@ -102,13 +102,3 @@ def load_entry_points(registry: Registry, group: str = ENTRY_POINT_GROUP) -> lis
         registry.register(ep.name, factory, origin=origin)
         loaded.append(ep.name)
     return loaded
-
-
-def default_registry(*, entry_points: bool = True) -> Registry:
-    """In-tree plugins plus, unless disabled, installed out-of-tree ones."""
-    from kubesched.plugins.registry import in_tree_registry
-
-    reg = in_tree_registry()
-    if entry_points:
-        load_entry_points(reg)
-    return reg

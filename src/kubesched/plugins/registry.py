@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from kubesched.framework.registry import Registry
+from kubesched.framework.registry import Registry, load_entry_points
 
 
 def in_tree_registry() -> Registry:
@@ -62,3 +62,13 @@ def in_tree_registry() -> Registry:
     r.register(names.COSCHEDULING, Coscheduling)
     r.register(names.TENANT_FAIR_SORT, TenantFairSort)
     return r
+
+
+def default_registry(*, entry_points: bool = True) -> Registry:
+    """In-tree plugins plus, unless disabled, installed out-of-tree ones (entry-point group
+    ``kubesched.plugins``). It lives here, above the framework, so the framework never imports
+    the plugins built on it."""
+    reg = in_tree_registry()
+    if entry_points:
+        load_entry_points(reg)
+    return reg

@@ -36,11 +36,12 @@ from kubesched.cluster.sim import SimCluster
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
-from kubesched.framework.registry import Registry, default_registry
+from kubesched.framework.registry import Registry
 from kubesched.plugins.gpu import POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
 from kubesched.plugins.gpu.frag import FloatArray
 from kubesched.plugins.gpu.replay import REPORT_POINTS, ReplayResult, node_specs, pod_shape, replay_arrival
 from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS, NAME, GpuShare, GpuShareArgs
+from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import TIE_BREAK_NODE_ORDER, Scheduler
 from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, Trace, arrival, manifests
 

@@ -21,10 +21,11 @@ from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.registry import PluginFactory, Registry, default_registry
+from kubesched.framework.registry import PluginFactory, Registry
 from kubesched.framework.runtime import Framework, ScoreResult
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
+from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim.manifests import admit_pod
 
