@@ -101,7 +101,32 @@ def _setup_logging(verbosity: int) -> None:
     logging.getLogger("kubesched.invalid").setLevel(logging.NOTSET)  # see _report_warnings
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+class _KubeschedGroup(click.Group):
+    """click, with its usage errors in our format: one ``error:`` line naming the option and the
+    command's help, instead of click's usage block (several lines, the problem on the last)."""
+
+    def main(
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+        standalone_mode: bool = True, **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as err:
+            where = err.ctx.command_path if err.ctx is not None else "kubesched"
+            _print_problems("error", "1;31", [f"{err.format_message()} (see '{where} --help')"])
+            sys.exit(err.exit_code)
+        except click.ClickException as err:
+            _print_problems("error", "1;31", [err.format_message()])
+            sys.exit(err.exit_code)
+        except click.Abort:
+            sys.stderr.write("Aborted!\n")
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=_KubeschedGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, prog_name="kubesched")
 def cli() -> None:
     """kubesched: kube-scheduler's Scheduling Framework in Python."""

@@ -97,3 +97,16 @@ def test_errors_are_never_wrapped_or_read_as_markup(tmp_path: Path) -> None:
     code, _, err = invoke("simulate", str(f))
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("error: ") and str(f) in err and "invalid YAML" in err
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["simulate"], "error: Missing argument 'PATHS...'. (see 'kubesched simulate --help')"),
+    (["nope"], "error: No such command 'nope'. (see 'kubesched --help')"),
+    (["simulate", ".", "--seed", "x"],
+     "error: Invalid value for '--seed': 'x' is not a valid integer. (see 'kubesched simulate --help')"),
+    (["simulate", ".", "--bogus"], "error: No such option '--bogus'. (see 'kubesched simulate --help')"),
+])
+def test_usage_errors_are_one_line(args: list[str], line: str) -> None:
+    # click's own usage block is several lines with the problem on the last: ours is that one line.
+    r = CliRunner().invoke(cli, args, prog_name="kubesched")
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", line + "\n")
