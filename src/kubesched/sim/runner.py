@@ -94,11 +94,14 @@ def check_durations(pods: list[dict[str, Any]]) -> None:
         try:
             parse_duration(str(ann[DURATION_ANNOTATION]))
         except ValueError as err:
-            md = pod.get("metadata") or {}
-            raise ArrivalError(
-                f"pod {md.get('namespace', 'default')}/{md.get('name')}: "
-                f"metadata.annotations[{DURATION_ANNOTATION}]: {err}"
-            ) from None
+            raise _annotation_error(pod, DURATION_ANNOTATION, err) from None
+
+
+def _annotation_error(pod: dict[str, Any], annotation: str, err: ValueError) -> ArrivalError:
+    md = pod.get("metadata") or {}
+    return ArrivalError(
+        f"pod {md.get('namespace', 'default')}/{md.get('name')}: metadata.annotations[{annotation}]: {err}"
+    )
 
 
 def arrival_time(start: float) -> Any:
@@ -110,11 +113,7 @@ def arrival_time(start: float) -> Any:
         try:
             return parse_time_or_offset(str(value), start)
         except ValueError as err:
-            md = pod.get("metadata") or {}
-            raise ArrivalError(
-                f"pod {md.get('namespace', 'default')}/{md.get('name')}: "
-                f"metadata.annotations[{ARRIVAL_ANNOTATION}]: {err}"
-            ) from None
+            raise _annotation_error(pod, ARRIVAL_ANNOTATION, err) from None
 
     return arrival
 
