@@ -196,10 +196,10 @@ def simulate(
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, output: str) -> None:
     """Explain one scheduling cycle of a pod on the cluster in PATHS: every plugin, every node."""
-    from kubesched.cluster.sim import SimCluster
     from kubesched.explain import explain as run_explain
     from kubesched.framework.clock import VirtualClock
     from kubesched.scheduler import Scheduler
+    from kubesched.sim.cluster import SimCluster
     from kubesched.sim.runner import DEFAULT_START
 
     _setup_logging(0)
@@ -219,7 +219,6 @@ def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, outp
         sched = Scheduler(config, reg, cluster, clock)
     except FrameworkError as err:
         _fail([str(err)])
-    cluster.attach(sched)
     cluster.load(objects)
     try:
         out = run_explain(sched, pod)
@@ -345,7 +344,7 @@ def run(
     from kubesched.kube import klog
     from kubesched.kube.config import KubeConfigError
     from kubesched.kube.leaderelection import LeaderElectionError
-    from kubesched.run import DEFAULT_METRICS_ADDRESS, RunOptions, SchedulerApp, apply_leader_election_flags
+    from kubesched.kube.run import DEFAULT_METRICS_ADDRESS, RunOptions, SchedulerApp, apply_leader_election_flags
 
     klog.setup(verbosity, logging_format)
     reg = _registry()

@@ -21,9 +21,9 @@ import numpy as np
 
 from kubesched.backend.cache import Cache, CacheError
 from kubesched.backend.queue import SchedulingQueue
-from kubesched.cluster.base import ClusterBackend
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import Clock
+from kubesched.framework.cluster import ClusterBackend
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
@@ -273,6 +273,8 @@ class Scheduler:
         self._lock = threading.Lock()
         self._unscheduled_pod_add_events = any(fw.unscheduled_pod_add_events for fw in self.frameworks.values())
         self.log_plugins()
+        # Last, once everything the handlers touch exists (upstream's New calls addAllEventHandlers).
+        cluster.add_event_handlers(self)
 
     def log_plugins(self) -> None:
         for name, fw in self.frameworks.items():

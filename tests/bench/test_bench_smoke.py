@@ -109,7 +109,7 @@ APISERVER_CASES = [
 @pytest.mark.controlplane
 @pytest.mark.parametrize("workload, scheduler", APISERVER_CASES)
 def test_apiserver(workload: str, scheduler: str) -> None:
-    from kubesched.testing.controlplane import NOT_BUILT_MESSAGE, ControlPlaneNotBuiltError, find_binaries
+    from kubesched.kube.controlplane import NOT_BUILT_MESSAGE, ControlPlaneNotBuiltError, find_binaries
 
     try:
         binaries = find_binaries()

@@ -67,12 +67,12 @@ def test_bench_apiserver_without_the_extra_names_it(no_cryptography: Path, tmp_p
 
 def test_harness_import_without_the_extra_names_it(no_cryptography: Path) -> None:
     res = _python(
-        "import kubesched.testing.controlplane",
+        "import kubesched.kube.controlplane",
         shim=no_cryptography,
     )
     assert res.returncode == 1
     last = res.stderr.strip().splitlines()[-1]
-    assert last.startswith("ImportError: kubesched.testing.controlplane needs the controlplane extra")
+    assert last.startswith("ImportError: kubesched.kube.controlplane needs the controlplane extra")
     assert last.endswith(": pip install 'kubesched[controlplane]'")
 
 
@@ -81,7 +81,7 @@ def test_harness_import_without_the_extra_names_it(no_cryptography: Path) -> Non
     [
         ["kubesched.cli"],
         ["kubesched.bench.apiserver"],
-        ["kubesched.bench.harness", "kubesched.bench.sim", "kubesched.run", "kubesched.testing"],
+        ["kubesched.bench.harness", "kubesched.bench.sim", "kubesched.kube.run", "kubesched.testing"],
     ],
 )
 def test_importing_does_not_import_cryptography(modules: list[str]) -> None:

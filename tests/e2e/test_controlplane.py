@@ -19,7 +19,7 @@ import httpx
 import pytest
 import yaml
 
-from kubesched.testing.controlplane import ControlPlane, ControlPlaneError
+from kubesched.kube.controlplane import ControlPlane, ControlPlaneError
 
 pytestmark = pytest.mark.controlplane
 

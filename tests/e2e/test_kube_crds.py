@@ -17,7 +17,7 @@ import pytest
 from test_kube_support import Api, InProcessScheduler, api, eventually, kubeconfig, ns, scheduler_config, unique
 
 from kubesched.api.quantity import parse_quantity
-from kubesched.cluster.kube import KubeOptions
+from kubesched.kube.cluster import KubeOptions
 
 pytestmark = pytest.mark.controlplane
 __all__ = ["api", "kubeconfig", "ns"]  # fixtures

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from test_kube_support import Api, api, eventually, free_port, ns, scheduler_config, unique
 
-from kubesched.testing.controlplane import ControlPlane
+from kubesched.kube.controlplane import ControlPlane
 
 pytestmark = pytest.mark.controlplane
 __all__ = ["api", "ns"]  # fixtures

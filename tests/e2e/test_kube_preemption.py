@@ -28,7 +28,7 @@ from test_kube_support import (
     unique,
 )
 
-from kubesched.testing.controlplane import ControlPlane
+from kubesched.kube.controlplane import ControlPlane
 
 pytestmark = pytest.mark.controlplane
 __all__ = ["api", "kubeconfig", "ns"]  # fixtures

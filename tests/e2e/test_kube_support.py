@@ -27,11 +27,11 @@ import httpx
 import pytest
 import yaml
 
-from kubesched.cluster.kube import KubeOptions
 from kubesched.config.load import load_config
+from kubesched.kube.cluster import KubeOptions
+from kubesched.kube.controlplane import ControlPlane
+from kubesched.kube.run import RunOptions, SchedulerApp
 from kubesched.plugins.registry import default_registry
-from kubesched.run import RunOptions, SchedulerApp
-from kubesched.testing.controlplane import ControlPlane
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
 #: Namespaces made by these tests (their pods are cleaned up between tests).

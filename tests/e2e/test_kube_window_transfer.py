@@ -43,7 +43,7 @@ from test_kube_support import (
 )
 
 from kubesched.api.quantity import parse_quantity
-from kubesched.testing.controlplane import ControlPlane
+from kubesched.kube.controlplane import ControlPlane
 
 pytestmark = pytest.mark.controlplane
 __all__ = ["api", "kubeconfig", "ns"]  # fixtures

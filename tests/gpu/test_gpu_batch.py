@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.gorand import GoRand
 from kubesched.plugins.gpu import (
     ClusterGpuState,
     Fgd,
@@ -20,7 +21,6 @@ from kubesched.plugins.gpu import (
     make_policy,
     resources_fit,
 )
-from kubesched.sim.gorand import GoRand
 
 _node = st.builds(
     lambda cpu, mem, gpus, model, max_pods: (cpu, mem, gpus, model if gpus else "", max_pods),

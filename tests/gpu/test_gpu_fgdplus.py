@@ -33,7 +33,6 @@ from kubesched.plugins.gpu import (
     make_policy,
 )
 from kubesched.plugins.gpu.fgdplus import FgdPlus, cpu_pod_score
-from kubesched.plugins.gpu.replay import replay, replay_arrival
 from kubesched.plugins.gpushare import (
     ANNOTATION_GPU_IDS,
     LABEL_GPU_PRODUCT,
@@ -44,6 +43,7 @@ from kubesched.plugins.gpushare import (
     TypicalPodArgs,
 )
 from kubesched.sim.alibaba import Trace, arrival, load_trace
+from kubesched.sim.gpu_replay import replay, replay_arrival
 from kubesched.sim.trace import replay_framework
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.plugins.gpu import ClusterGpuState, NodeGpuState, NodeSpec, PodShape, TypicalPod, TypicalPods, accessible
-from kubesched.plugins.gpu.replay import pod_shape
 from kubesched.sim.alibaba import Trace
+from kubesched.sim.gpu_replay import pod_shape
 
 
 def reference_fragmentation(typical: TypicalPods, model: str, cpu_left: int, gpu_left: list[int]) -> float:

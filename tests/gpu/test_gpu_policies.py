@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kubesched.gorand import GoRand
 from kubesched.plugins.gpu import (
     BestFit,
     ClusterGpuState,
@@ -31,7 +32,6 @@ from kubesched.plugins.gpu import (
     make_policy,
     random_fit_gpus,
 )
-from kubesched.sim.gorand import GoRand
 
 # cpu 64 cores left; GPUs left 1000, 1000, 500, 200 (G = 2700)
 NODE = NodeGpuState("n", "T4", (1000, 1000, 500, 200), cpu_left=64000)

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kubesched.plugins.gpu.replay import ReplayResult, discrete_curve, format_json, format_table, replay
 from kubesched.sim.alibaba import Trace
+from kubesched.sim.gpu_replay import ReplayResult, discrete_curve, format_json, format_table, replay
 
 DATA = Path(__file__).resolve().parent / "data"
 DETERMINISTIC = ("DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")

@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 import pytest
 from click.testing import CliRunner
 
-import kubesched.run
+import kubesched.kube.run
 from kubesched.cli import cli
 from kubesched.config.types import LeaderElectionConfiguration
-from kubesched.run import apply_leader_election_flags
+from kubesched.kube.run import apply_leader_election_flags
 
 CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -41,7 +41,7 @@ class FakeApp:
 
 @pytest.fixture
 def fake_app(monkeypatch: pytest.MonkeyPatch) -> type[FakeApp]:
-    monkeypatch.setattr(kubesched.run, "SchedulerApp", FakeApp)
+    monkeypatch.setattr(kubesched.kube.run, "SchedulerApp", FakeApp)
     return FakeApp
 
 

@@ -18,10 +18,10 @@ import httpx
 import pytest
 from kube_fakes import FakeApi, body, status
 
-from kubesched.cluster.base import BindConflictError
-from kubesched.cluster.kube import PODS, KubeCluster, status_patch
 from kubesched.framework.clock import VirtualClock
+from kubesched.framework.cluster import BindConflictError
 from kubesched.kube.client import ApiError
+from kubesched.kube.cluster import PODS, KubeCluster, status_patch
 from kubesched.kube.informer import Informer
 
 T0 = 1767225600.0
@@ -206,7 +206,7 @@ def test_update_object_status_replaces_status_through_the_subresource() -> None:
 def test_list_objects_reads_informer_stores_and_knows_absent_crds() -> None:
     api = FakeApi()
     c = cluster(api)
-    from kubesched.cluster.kube import NAMESPACES
+    from kubesched.kube.cluster import NAMESPACES
 
     inf = Informer(c.client, NAMESPACES)
     inf._store["a"] = {"metadata": {"name": "a"}}

@@ -10,7 +10,7 @@ nominated nodes and messages, as data.
 Left out: the cases that need scheduler extenders (kubesched does not call extenders) and the
 pod-group / workload-aware cases (v1.36 features). Upstream's offset source is replaced as upstream
 replaces ``getOffsetRand``: by Go's ``rand.New(rand.NewSource(4)).Int31n``, replayed bit for bit by
-:class:`kubesched.sim.gorand.GoRand`, so the offsets (4, 1, 3) are upstream's.
+:class:`kubesched.gorand.GoRand`, so the offsets (4, 1, 3) are upstream's.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.preemption import Candidate, NodeToStatus, get_pod_start_time
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, NominatingInfo, NominatingMode, PodInfo, PostFilterResult
+from kubesched.gorand import GoRand
 from kubesched.plugins.defaultpreemption import DefaultPreemption
-from kubesched.sim.gorand import GoRand
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -1083,7 +1083,7 @@ class FakeClient:
         if name == "fail-victim":
             raise RuntimeError("patch pod status failed")
         if name == "not-found-victim":
-            from kubesched.cluster.base import BindConflictError
+            from kubesched.framework.cluster import BindConflictError
 
             raise BindConflictError(f'pods "{name}" not found')
         self.patched.append(name)
@@ -1093,7 +1093,7 @@ class FakeClient:
         if name == "fail-victim":
             raise RuntimeError("delete pod failed")
         if name == "not-found-victim":
-            from kubesched.cluster.base import BindConflictError
+            from kubesched.framework.cluster import BindConflictError
 
             raise BindConflictError(f'pods "{name}" not found')
         self.deleted.append(name)

@@ -398,7 +398,7 @@ def test_batch_score_equals_per_node_score() -> None:
 
 
 def test_random_policy_picks_the_same_node_per_node_and_in_batch() -> None:
-    from kubesched.sim.gorand import GoRand
+    from kubesched.gorand import GoRand
 
     nodes = [gpu_node(f"n{i}", 2) for i in range(7)]
     fw = framework(nodes, args={"scoringPolicy": "Random", "randomSeed": 7})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.sim.gorand import GoRand
+from kubesched.gorand import GoRand
 
 INT63_BY_SEED = {
     1: [5577006791947779410, 8674665223082153551, 6129484611666145821, 4037200794235010051,

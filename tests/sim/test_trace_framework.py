@@ -1,6 +1,6 @@
 """The Alibaba trace replayed through the Scheduling Framework with GpuShare (issue 6).
 
-The reference is the standalone engine replay (kubesched.plugins.gpu.replay), itself pinned to the
+The reference is the standalone engine replay (kubesched.sim.gpu_replay), itself pinned to the
 FGD paper's published curves (hkust-adsl/kubernetes-scheduler-simulator
 experiments/analysis/expected_results, tests/gpu/test_gpu_replay.py). For the five deterministic
 policies the framework must give the very same series — arrived and allocated GPU milli and cluster
@@ -27,9 +27,9 @@ from click.testing import CliRunner
 
 from kubesched.cli import cli
 from kubesched.plugins.gpu import TypicalPods
-from kubesched.plugins.gpu.replay import ReplayResult, pod_shape, replay_arrival
 from kubesched.plugins.gpushare import GpuShareArgs, TypicalPodArgs
 from kubesched.sim.alibaba import Trace, arrival, load_trace
+from kubesched.sim.gpu_replay import ReplayResult, pod_shape, replay_arrival
 from kubesched.sim.trace import parse_seeds, replay_framework, summary_of_runs, typical_pod_args
 
 DATA = Path(os.environ.get("KUBESCHED_ALIBABA_TRACE")

@@ -42,7 +42,7 @@ from .workloads import Obj, Workload, namespace
 
 if TYPE_CHECKING:
     # Imported when a run starts (:func:`_control_plane`): the harness needs an optional extra.
-    from kubesched.testing.controlplane import ControlPlane
+    from kubesched.kube.controlplane import ControlPlane
 
 #: Client QPS/burst of the scheduler under test (both of them): high enough that client-side rate
 #: limiting is not what is measured (kube-scheduler's default 50/100 would cap binding at ~50/s).
@@ -359,7 +359,7 @@ def _key(pod: Obj) -> str:
 @contextlib.contextmanager
 def _control_plane() -> Iterator[ControlPlane]:
     try:
-        from kubesched.testing.controlplane import ControlPlane, ControlPlaneError, ControlPlaneNotBuiltError
+        from kubesched.kube.controlplane import ControlPlane, ControlPlaneError, ControlPlaneNotBuiltError
     except ImportError as err:
         if err.name != "cryptography":  # set by the harness for its extra; anything else is a bug
             raise

@@ -12,13 +12,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.cluster.sim import SimCluster
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import Scheduler
+from kubesched.sim.cluster import SimCluster
 from kubesched.sim.runner import DEFAULT_START
 
 from .errors import BenchError
@@ -106,7 +106,6 @@ def run_sim(
     clock = VirtualClock(DEFAULT_START)
     cluster = _BenchCluster(clock)
     sched = Scheduler(config, registry, cluster, clock, seed=seed)
-    cluster.attach(sched)
 
     for ns in workload.namespaces:
         cluster.create_object("v1", "Namespace", namespace(ns))

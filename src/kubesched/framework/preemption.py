@@ -50,7 +50,7 @@ from typing import Any, Protocol
 
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.labels import Selector, selector_from_label_selector
-from kubesched.cluster.base import BindConflictError
+from kubesched.framework.cluster import BindConflictError
 
 from .clock import VirtualClock, rfc3339
 from .cycle_state import CycleState

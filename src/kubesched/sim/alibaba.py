@@ -42,8 +42,7 @@ from typing import Any, NoReturn, TypeVar
 
 from kubesched.api.validation import is_dns1123_subdomain, is_valid_label_value
 from kubesched.api.yamlsafe import YAMLInputError, read_text_file
-
-from .gorand import GoRand
+from kubesched.gorand import GoRand
 
 __all__ = [
     "ANNOTATION_GPU_MODELS",

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.sim import RecordedEvent, SimCluster
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock, rfc3339
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
+from kubesched.sim.cluster import RecordedEvent, SimCluster
 from kubesched.sim.manifests import (
     ARRIVAL_ANNOTATION,
     DURATION_ANNOTATION,
@@ -133,7 +133,6 @@ def simulate(
     clock = VirtualClock(start)
     cluster = SimCluster(clock)
     sched = Scheduler(config, registry, cluster, clock, seed=seed, tie_break=tie_break)
-    cluster.attach(sched)
     cluster.load(objects, arrival_time(start))
     run(sched, cluster, clock, until=until, progress=progress)
     return collect(sched, cluster, start, clock.now())

@@ -16,7 +16,7 @@ What makes the result the paper's:
 * after each pod event the replay records arrived and allocated GPU milli and the cluster's
   fragmentation, measured on its own GPU state built from the pods' ``kubesched.io/gpu-ids``.
 
-The standalone replay (:mod:`kubesched.plugins.gpu.replay`) is the reference this one is tested
+The standalone replay (:mod:`kubesched.sim.gpu_replay`) is the reference this one is tested
 against: for the deterministic policies both give identical series.
 """
 
@@ -32,18 +32,18 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from kubesched.cluster.sim import SimCluster
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
 from kubesched.plugins.gpu import POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
 from kubesched.plugins.gpu.frag import FloatArray
-from kubesched.plugins.gpu.replay import REPORT_POINTS, ReplayResult, node_specs, pod_shape, replay_arrival
 from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS, NAME, GpuShare, GpuShareArgs
 from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import TIE_BREAK_NODE_ORDER, Scheduler
 from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, Trace, arrival, manifests
+from kubesched.sim.cluster import SimCluster
+from kubesched.sim.gpu_replay import REPORT_POINTS, ReplayResult, node_specs, pod_shape, replay_arrival
 
 __all__ = [
     "MAX_SEEDS",
@@ -143,7 +143,6 @@ def replay_framework(
     clock = VirtualClock(START)
     cluster = SimCluster(clock)
     sched = Scheduler(config, registry, cluster, clock, tie_break=TIE_BREAK_NODE_ORDER)
-    cluster.attach(sched)
     node_objs, pod_objs = manifests(arr)
     for node_obj in sorted(node_objs, key=lambda n: str(n["metadata"]["name"])):  # rank order
         cluster.add_node(node_obj)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.plugins.gpu.replay import REPORT_POINTS
+from kubesched.sim.gpu_replay import REPORT_POINTS
 
 from .trace import PolicyRuns, summaries
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.cluster.sim import SimCluster
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
@@ -27,6 +26,7 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import Scheduler
+from kubesched.sim.cluster import SimCluster
 from kubesched.sim.manifests import admit_pod
 
 #: Plugins every test profile needs but a plugin author does not care about.
@@ -206,7 +206,6 @@ def new_framework(
     clock = clock or VirtualClock(start)
     cluster = SimCluster(clock)
     sched = Scheduler(config, reg, cluster, clock, seed=seed)
-    cluster.attach(sched)
     for o in objects:
         cluster.create_object(str(o.get("apiVersion", "")), str(o.get("kind", "")), o)
     for n in nodes:

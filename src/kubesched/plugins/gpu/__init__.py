@@ -1,7 +1,7 @@
 """GPU engine: per-GPU milli accounting, the FGD paper's scoring policies and fragmentation.
 
 Framework-independent building blocks for a GPU-sharing plugin (Filter/Score/Reserve/Unreserve) and
-for the standalone trace replay in :mod:`kubesched.plugins.gpu.replay`.
+for the standalone trace replay in :mod:`kubesched.sim.gpu_replay`.
 """
 
 from .cluster import ClusterGpuState

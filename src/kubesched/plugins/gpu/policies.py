@@ -18,7 +18,8 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from ...sim.gorand import GoRand
+from kubesched.gorand import GoRand
+
 from .cluster import ClusterGpuState, IntArray
 from .frag import BoolArray, FloatArray, TypicalPods
 from .types import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, NodeGpuState, PodShape, ShapeKey, gpu_class

@@ -43,11 +43,11 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.gorand import GoRand
 from kubesched.plugins import names
 from kubesched.plugins.gpu import NodeGpuState, PodShape, Policy, RandomPolicy, accessible, make_policy
 from kubesched.plugins.gpu.fit import REASON_GPU_MODEL, REASON_INSUFFICIENT_GPU, REASON_NO_GPU
 from kubesched.plugins.jsonview import get_obj
-from kubesched.sim.gorand import GoRand
 
 from .args import TOPOLOGY_NONE, TOPOLOGY_REQUIRE_SINGLE_GROUP, GpuShareArgs
 from .requests import (

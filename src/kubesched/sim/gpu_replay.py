@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...sim.alibaba import DEFAULT_TUNE, Arrival, PodRecord, Trace, arrival
-from .cluster import ClusterGpuState, IntArray
-from .frag import FloatArray, TypicalPods
-from .policies import Fgd, make_policy
-from .types import MILLI, NodeSpec, PodShape
+from kubesched.plugins.gpu.cluster import ClusterGpuState, IntArray
+from kubesched.plugins.gpu.frag import FloatArray, TypicalPods
+from kubesched.plugins.gpu.policies import Fgd, make_policy
+from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
+from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, PodRecord, Trace, arrival
 
 __all__ = [
     "REPORT_POINTS",

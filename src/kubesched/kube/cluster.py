@@ -1,6 +1,6 @@
 """The real cluster: kube-apiserver through informers, the binding subresource and events.k8s.io.
 
-``KubeCluster`` implements the same contract as the simulator (``cluster/base.py``):
+``KubeCluster`` implements the same contract as the simulator (``framework/cluster.py``):
 
 * **Informers** for pods (without Succeeded/Failed ones, as kube-scheduler's field selector),
   nodes, namespaces, PriorityClasses, PodDisruptionBudgets, and the workload kinds default
@@ -27,22 +27,18 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from kubesched.framework.clock import Clock, rfc3339
+from kubesched.framework.cluster import BindConflictError, EventHandlers
 from kubesched.framework.events import ActionType
 from kubesched.kube.client import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiError, KubeClient, ResourceType
 from kubesched.kube.events import EventRecorder
 from kubesched.kube.informer import DEFAULT_INACTIVITY_TIMEOUT, Informer, wait_for_sync
 from kubesched.kube.klog import info_s, kobj, v
 from kubesched.kube.objects import trim_node, trim_object, trim_pod
-
-from .base import BindConflictError
-
-if TYPE_CHECKING:
-    from kubesched.scheduler import Scheduler
 
 log = logging.getLogger("kubesched.kube")
 
@@ -110,7 +106,7 @@ class KubeCluster:
         self.clock = clock
         self.options = options or KubeOptions()
         self.recorder = recorder or EventRecorder(client, clock)
-        self.scheduler: Scheduler | None = None
+        self.handlers: EventHandlers | None = None
         #: One lock for every informer's handlers: the scheduler sees one event at a time.
         self.handler_lock = threading.RLock()
         self.informers: dict[str, Informer] = {}
@@ -125,13 +121,13 @@ class KubeCluster:
         self.bindings = 0
         self.bind_conflicts = 0
 
-    def attach(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
+    def add_event_handlers(self, handlers: EventHandlers) -> None:
+        self.handlers = handlers
 
     @property
-    def _s(self) -> Scheduler:
-        assert self.scheduler is not None, "attach a scheduler first"
-        return self.scheduler
+    def _s(self) -> EventHandlers:
+        assert self.handlers is not None, "no event handlers registered (Scheduler registers its own)"
+        return self.handlers
 
     # ------------------------------------------------------------------------------------------
     # informers

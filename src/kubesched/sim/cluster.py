@@ -12,16 +12,12 @@ import copy
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesched.framework.clock import VirtualClock, rfc3339
+from kubesched.framework.cluster import BindConflictError, EventHandlers
 from kubesched.framework.events import ActionType
 from kubesched.sim.manifests import DURATION_ANNOTATION, ClusterObjects, parse_duration
-
-from .base import BindConflictError
-
-if TYPE_CHECKING:
-    from kubesched.scheduler import Scheduler
 
 log = logging.getLogger("kubesched.sim")
 
@@ -47,7 +43,7 @@ def _key(obj: Mapping[str, Any]) -> str:
 class SimCluster:
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
-        self.scheduler: Scheduler | None = None
+        self.handlers: EventHandlers | None = None
         self.pods: dict[str, dict[str, Any]] = {}
         self.nodes: dict[str, dict[str, Any]] = {}
         self.objects: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
@@ -56,13 +52,13 @@ class SimCluster:
         self.history: dict[str, dict[str, Any]] = {}
         self.bind_count: dict[str, int] = {}
 
-    def attach(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
+    def add_event_handlers(self, handlers: EventHandlers) -> None:
+        self.handlers = handlers
 
     @property
-    def _s(self) -> Scheduler:
-        assert self.scheduler is not None, "attach a scheduler first"
-        return self.scheduler
+    def _s(self) -> EventHandlers:
+        assert self.handlers is not None, "no event handlers registered (Scheduler registers its own)"
+        return self.handlers
 
     # ------------------------------------------------------------------------------------------
     # loading
@@ -88,12 +84,12 @@ class SimCluster:
         store = self.objects.setdefault((api_version, kind), {})
         old = store.get(_key(obj))
         store[_key(obj)] = obj
-        if self.scheduler is not None:
+        if self.handlers is not None:
             self._s.on_object_event(kind, ActionType.ADD if old is None else ActionType.UPDATE_OTHER, old, obj)
 
     def delete_object(self, api_version: str, kind: str, obj: Mapping[str, Any]) -> None:
         old = self.objects.get((api_version, kind), {}).pop(_key(obj), None)
-        if old is not None and self.scheduler is not None:
+        if old is not None and self.handlers is not None:
             self._s.on_object_event(kind, ActionType.DELETE, old, None)
 
     def list_objects(self, api_version: str, kind: str) -> list[dict[str, Any]]:

@@ -56,7 +56,7 @@ try:
 except ImportError as _err:
     # ``name`` lets a caller tell the missing extra from any other import failure.
     raise ImportError(
-        f"kubesched.testing.controlplane needs the controlplane extra ({_err}): {INSTALL_HINT}", name="cryptography"
+        f"kubesched.kube.controlplane needs the controlplane extra ({_err}): {INSTALL_HINT}", name="cryptography"
     ) from _err
 
 __all__ = [

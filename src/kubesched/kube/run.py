@@ -21,11 +21,11 @@ import time
 from dataclasses import dataclass, replace
 from types import FrameType
 
-from kubesched.cluster.kube import KubeCluster, KubeOptions
 from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfiguration
 from kubesched.framework.clock import RealClock
 from kubesched.framework.registry import Registry
 from kubesched.kube.client import KubeClient
+from kubesched.kube.cluster import KubeCluster, KubeOptions
 from kubesched.kube.config import connection_config
 from kubesched.kube.events import EventRecorder
 from kubesched.kube.klog import info_s, v
@@ -35,7 +35,7 @@ from kubesched.kube.server import HealthServer
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
 
-log = logging.getLogger("kubesched.run")
+log = logging.getLogger("kubesched.kube.run")
 
 #: kube-scheduler's insecure port before it was removed (v1.23): plain HTTP healthz and metrics.
 DEFAULT_METRICS_ADDRESS = "0.0.0.0:10251"
@@ -119,7 +119,6 @@ class SchedulerApp:
         self.scheduler = Scheduler(
             config, registry, self.cluster, self.clock, tie_break=self.options.tie_break, metrics=self.metrics
         )
-        self.cluster.attach(self.scheduler)
         le = config.leader_election
         self.elector: LeaderElector | None = None
         if le.leader_elect:
