@@ -6,13 +6,16 @@ answers ``ok`` (200) or lists the failures (500); ``?verbose`` lists every check
 and ``/livez`` run the liveness checks (``ping``, ``leaderElection``); ``/readyz`` adds the
 readiness checks (``sched-handler-sync``: every informer has listed once, ``shutdown``).
 
-Plain HTTP, on ``--metrics-bind-address`` (kube-scheduler serves these on ``--secure-port`` with
-delegated authentication, which this project does not implement; see docs/running.md).
+Served as kube-scheduler serves them: HTTPS on ``--secure-port`` with delegated authentication
+and authorization (``serving.py``, ``delegated_auth.py``); plain HTTP only on an explicit
+``--metrics-bind-address``.
 """
 
 from __future__ import annotations
 
 import logging
+import ssl
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from socketserver import ThreadingMixIn
@@ -27,15 +30,50 @@ log = logging.getLogger("kubesched.kube.server")
 #: A health check: None when healthy, else the reason.
 Check = Callable[[], str | None]
 StartResponse = Callable[..., Any]
+WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    #: Set for HTTPS: the listening socket is wrapped, the handshake done by each request's thread.
+    ssl_context: ssl.SSLContext | None = None
+
+    def server_bind(self) -> None:
+        super().server_bind()
+        if self.ssl_context is not None:
+            self.socket = self.ssl_context.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that fails the handshake, stalls or hangs up is its own problem: one debug
+        line, never socketserver's traceback on stderr."""
+        err = sys.exc_info()[1]
+        if isinstance(err, OSError):  # ssl.SSLError, TimeoutError and ConnectionError are OSErrors
+            log.debug("%s: connection dropped: %s", client_address, type(err).__name__)
+        else:
+            log.error("%s: request failed", client_address, exc_info=err)
 
 
 class _QuietHandler(WSGIRequestHandler):
+    #: Per read and for the TLS handshake: an idle or stalled client gives its thread back.
+    timeout = 10.0
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s - %s", self.address_string(), format % args)
+
+    def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(self.timeout)
+            self.request.do_handshake()  # a failure is handle_error's, below: one debug line
+        super().setup()
+
+    def get_environ(self) -> dict[str, Any]:
+        env: dict[str, Any] = super().get_environ()
+        if isinstance(self.connection, ssl.SSLSocket):
+            env["wsgi.url_scheme"] = "https"
+            peer = self.connection.getpeercert()
+            if peer:
+                env["kubesched.peercert"] = peer
+        return env
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -52,8 +90,21 @@ class ServeError(ValueError):
 
 
 class HealthServer:
-    def __init__(self, address: str, registry: CollectorRegistry) -> None:
+    def __init__(
+        self,
+        address: str,
+        registry: CollectorRegistry,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        middleware: Callable[[WSGIApp], WSGIApp] | None = None,
+        hint: str = "set --metrics-bind-address to another HOST:PORT, or 0 to disable",
+    ) -> None:
+        """``ssl_context`` serves HTTPS; ``middleware`` wraps the app (authentication and
+        authorization); ``hint`` ends the error when the address cannot be served."""
         self.host, self.port = parse_address(address)
+        self.ssl_context = ssl_context
+        self.hint = hint
+        self._app: WSGIApp = middleware(self.app) if middleware is not None else self.app
         self.registry = registry
         self.liveness: dict[str, Check] = {"ping": lambda: None}
         self.readiness: dict[str, Check] = {}
@@ -77,14 +128,15 @@ class HealthServer:
         host with the default address), not a traceback once the informers run."""
         if self._server is not None:
             return
+        server_class = type("_Server", (_ThreadingWSGIServer,), {"ssl_context": self.ssl_context})
         try:
             self._server = make_server(
-                self.host, self.port, self.app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
+                self.host, self.port, self._app, server_class=server_class, handler_class=_QuietHandler
             )
         except OSError as err:
             reason = (err.strerror or str(err)).lower()
             raise ServeError(f"cannot serve /metrics and health on {self.address}: {reason} "
-                             "(set --metrics-bind-address to another HOST:PORT, or 0 to disable)") from None
+                             f"({self.hint})") from None
         self.port = self._server.server_port  # port 0 picks a free port
 
     def start(self) -> None:
@@ -92,7 +144,8 @@ class HealthServer:
         assert self._server is not None
         self._thread = threading.Thread(target=self._server.serve_forever, name="http-server", daemon=True)
         self._thread.start()
-        log.info("serving /metrics, /healthz, /livez and /readyz on http://%s", self.address)
+        scheme = "https" if self.ssl_context is not None else "http"
+        log.info("serving /metrics, /healthz, /livez and /readyz on %s://%s", scheme, self.address)
 
     def stop(self) -> None:
         if self._server is not None:
