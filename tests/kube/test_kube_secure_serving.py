@@ -193,7 +193,8 @@ def _client_cert(tmp_path: Path, cn: str, org: str) -> tuple[Path, tuple[str, st
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
           .sign(ca_key, hashes.SHA256()))
     key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, org), x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, org),
+                         x509.NameAttribute(NameOID.COMMON_NAME, cn)])
     cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_name).public_key(key.public_key())
             .serial_number(2).not_valid_before(now - datetime.timedelta(hours=1))
             .not_valid_after(now + datetime.timedelta(hours=1)).sign(ca_key, hashes.SHA256()))
