@@ -280,6 +280,19 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> 
     return value
 
 
+def _ip_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(value.strip("[]")))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an IP address") from None
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
 @cli.command()
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option(
@@ -307,8 +320,34 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> 
 @click.option(
     "--metrics-bind-address",
     default=None,
-    help="HOST:PORT serving /metrics, /healthz, /livez, /readyz over plain HTTP (default 0.0.0.0:10251; 0 disables).",
+    help="HOST:PORT also serving /metrics, /healthz, /livez, /readyz over plain HTTP, unauthenticated "
+         "(off unless set; 0 disables).",
 )
+@click.option("--secure-port", type=click.IntRange(0, 65535), default=10259, show_default=True,
+              help="HTTPS port for /metrics and health, with authentication and authorization; 0 disables.")
+@click.option("--bind-address", default="0.0.0.0", show_default=True, callback=_ip_address,
+              help="IP address to serve --secure-port on.")
+@click.option("--cert-dir", default=None, help="Where the self-signed serving certificate is kept "
+              "(ignored with --tls-cert-file; none: in memory).")
+@click.option("--tls-cert-file", default=None, help="Serving certificate (PEM), with --tls-private-key-file.")
+@click.option("--tls-private-key-file", default=None, help="Serving certificate's key (PEM).")
+@click.option("--client-ca-file", default=None, help="CA that signs client certificates (user CN, groups O).")
+@click.option("--authentication-kubeconfig", default=None,
+              help="Kubeconfig for TokenReviews (default: in-cluster; none outside a cluster).")
+@click.option("--authorization-kubeconfig", default=None,
+              help="Kubeconfig for SubjectAccessReviews (default: in-cluster; none outside a cluster).")
+@click.option("--authentication-skip-lookup", is_flag=True, default=False,
+              help="Do not read the client CA from kube-system/extension-apiserver-authentication.")
+@click.option("--authentication-tolerate-lookup-failure", type=click.BOOL, is_flag=False, flag_value=True,
+              default=True, show_default=True, help="A failed client CA lookup is a warning, not an error.")
+@click.option("--authorization-always-allow-paths", default="/healthz,/readyz,/livez", show_default=True,
+              help="Comma-separated paths served without authorization (a trailing * is a prefix).")
+@click.option("--authentication-token-webhook-cache-ttl", callback=_duration,
+              help="How long TokenReview answers are cached (default 10s).")
+@click.option("--authorization-webhook-cache-authorized-ttl", callback=_duration,
+              help="How long allowed SubjectAccessReview answers are cached (default 10s).")
+@click.option("--authorization-webhook-cache-unauthorized-ttl", callback=_duration,
+              help="How long denied SubjectAccessReview answers are cached (default 10s).")
 @click.option(
     "--shutdown-grace-period", callback=_duration, help="How long SIGTERM waits for in-flight bindings (default 30s)."
 )
@@ -334,6 +373,20 @@ def run(
     kube_api_qps: float | None,
     kube_api_burst: int | None,
     metrics_bind_address: str | None,
+    secure_port: int,
+    bind_address: str,
+    cert_dir: str | None,
+    tls_cert_file: str | None,
+    tls_private_key_file: str | None,
+    client_ca_file: str | None,
+    authentication_kubeconfig: str | None,
+    authorization_kubeconfig: str | None,
+    authentication_skip_lookup: bool,
+    authentication_tolerate_lookup_failure: bool,
+    authorization_always_allow_paths: str,
+    authentication_token_webhook_cache_ttl: float | None,
+    authorization_webhook_cache_authorized_ttl: float | None,
+    authorization_webhook_cache_unauthorized_ttl: float | None,
     shutdown_grace_period: float | None,
     verbosity: int,
     logging_format: str,
@@ -372,7 +425,32 @@ def run(
     ]
     if flag_errors:
         _fail([str(e) for e in flag_errors])
-    options = RunOptions(kubeconfig=kubeconfig, metrics_bind_address=metrics_bind_address or DEFAULT_METRICS_ADDRESS)
+    from kubesched.kube.delegated_auth import CACHE_TTL
+    from kubesched.kube.serving import SecureServingOptions
+
+    always_allow = tuple(p.strip() for p in authorization_always_allow_paths.split(",") if p.strip())
+    bad_paths = [p for p in always_allow if "*" in p[:-1]]
+    if bad_paths:
+        _fail([f"--authorization-always-allow-paths: only trailing * allowed in {p!r}" for p in bad_paths])
+    serving = SecureServingOptions(
+        bind_address=bind_address,
+        secure_port=secure_port,
+        cert_dir=cert_dir,
+        tls_cert_file=tls_cert_file,
+        tls_private_key_file=tls_private_key_file,
+        client_ca_file=client_ca_file,
+        authentication_kubeconfig=authentication_kubeconfig,
+        authorization_kubeconfig=authorization_kubeconfig,
+        authentication_skip_lookup=authentication_skip_lookup,
+        authentication_tolerate_lookup_failure=authentication_tolerate_lookup_failure,
+        always_allow_paths=always_allow,
+        token_cache_ttl=_or(authentication_token_webhook_cache_ttl, CACHE_TTL),
+        authorized_cache_ttl=_or(authorization_webhook_cache_authorized_ttl, CACHE_TTL),
+        unauthorized_cache_ttl=_or(authorization_webhook_cache_unauthorized_ttl, CACHE_TTL),
+    )
+    options = RunOptions(
+        kubeconfig=kubeconfig, metrics_bind_address=metrics_bind_address or DEFAULT_METRICS_ADDRESS, serving=serving
+    )
     if shutdown_grace_period is not None:
         options.shutdown_grace = shutdown_grace_period
     try:

@@ -123,7 +123,7 @@ def _run_and_check(
     env["KUBECONFIG"] = os.pathsep.join([str(tmp_path / "not-there.kubeconfig"), str(kc)])
     argv = [
         sys.executable, "-c", "import sys; from kubesched.cli import main; main(sys.argv[1:])",
-        "run", f"--config={config}", f"--metrics-bind-address=127.0.0.1:{free_port()}", "-v=10",
+        "run", f"--config={config}", f"--metrics-bind-address=127.0.0.1:{free_port()}", "--secure-port=0", "-v=10",
     ]
     api.node("n-exec", cpu="2")
     with log_path.open("wb") as log:

@@ -31,6 +31,7 @@ from kubesched.config.load import load_config
 from kubesched.kube.cluster import KubeOptions
 from kubesched.kube.controlplane import ControlPlane
 from kubesched.kube.run import RunOptions, SchedulerApp
+from kubesched.kube.serving import SecureServingOptions
 from kubesched.plugins.registry import default_registry
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -252,11 +253,13 @@ class InProcessScheduler:
         *,
         identity: str | None = None,
         backend: KubeOptions | None = None,
+        serving: SecureServingOptions | None = None,
     ) -> None:
         self.metrics_port = free_port()
         options = RunOptions(
             kubeconfig=str(kubeconfig),
             metrics_bind_address=f"127.0.0.1:{self.metrics_port}",
+            serving=serving or SecureServingOptions(secure_port=0),
             identity=identity,
             shutdown_grace=10.0,
             backend=backend or KubeOptions(bind_workers=4),
@@ -311,6 +314,7 @@ class SubprocessScheduler:
             f"--config={self.config_path}",
             f"--kubeconfig={kubeconfig}",
             f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
+            "--secure-port=0",  # replicas side by side; HTTPS has its own test (test_kube_secure_serving.py)
             "-v=2",
             *args,
         ]

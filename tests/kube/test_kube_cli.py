@@ -80,7 +80,12 @@ def test_bare_leader_elect_flag_means_true(tmp_path: Path, fake_app: type[FakeAp
     cfg.write_text(CONFIG.replace("leaderElect: true", "leaderElect: false"))
     assert CliRunner().invoke(cli, ["run", f"--config={cfg}", "--leader-elect", "-v", "2"]).exit_code == 0
     assert fake_app.seen["config"].leader_election.leader_elect is True
-    assert fake_app.seen["options"].metrics_bind_address == "0.0.0.0:10251"
+    # kube-scheduler's serving defaults (cmd/kube-scheduler/app/options): HTTPS on 0.0.0.0:10259,
+    # health paths always allowed; no plain HTTP unless --metrics-bind-address asks for it (issue 13).
+    options = fake_app.seen["options"]
+    assert options.metrics_bind_address == ""
+    assert (options.serving.bind_address, options.serving.secure_port) == ("0.0.0.0", 10259)
+    assert options.serving.always_allow_paths == ("/healthz", "/readyz", "/livez")
 
 
 def test_bad_input_exits_2_with_the_reason(tmp_path: Path) -> None:

@@ -187,6 +187,7 @@ class SchedulerProcess:
                 f"--config={config_path}",
                 f"--kubeconfig={kubeconfig}",
                 f"--metrics-bind-address=127.0.0.1:{port}",
+                "--secure-port=0",
             ]
             with self.log_path.open("ab") as log:
                 self.proc = subprocess.Popen(

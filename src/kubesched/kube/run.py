@@ -1,6 +1,8 @@
 """``kubesched run``: the scheduler against a real cluster, as kube-scheduler's ``Run``.
 
-Order of start-up: serve ``/healthz``, ``/readyz`` and ``/metrics``; start the informers and wait
+Order of start-up: serve ``/healthz``, ``/readyz`` and ``/metrics`` (HTTPS on ``--secure-port``
+with delegated authentication and authorization, as kube-scheduler; plain HTTP only on an explicit
+``--metrics-bind-address``); start the informers and wait
 until each has listed once; then campaign for the Lease (when leader election is on) and, only
 while leading, run the scheduling loop on the calling thread: ``queue.pop(block=True)`` then
 ``schedule_one``. Binding cycles run on the backend's thread pool; informers, the event writer,
@@ -18,7 +20,7 @@ import logging
 import signal
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import FrameType
 
 from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfiguration
@@ -31,14 +33,17 @@ from kubesched.kube.events import EventRecorder
 from kubesched.kube.klog import info_s, v
 from kubesched.kube.leaderelection import LeaderElector, LeaseLock, default_identity
 from kubesched.kube.metrics import ClientMetrics
+from kubesched.kube.secure_server import build_secure_server
 from kubesched.kube.server import HealthServer
+from kubesched.kube.serving import SecureServingOptions
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
 
 log = logging.getLogger("kubesched.kube.run")
 
-#: kube-scheduler's insecure port before it was removed (v1.23): plain HTTP healthz and metrics.
-DEFAULT_METRICS_ADDRESS = "0.0.0.0:10251"
+#: Plain HTTP is off unless ``--metrics-bind-address`` asks for it (kube-scheduler removed its
+#: insecure port, 10251, in v1.23).
+DEFAULT_METRICS_ADDRESS = ""
 #: How long ``/healthz`` tolerates a lease we lead but failed to renew (kube-scheduler: 20 s).
 LEADER_HEALTH_TOLERANCE = 20.0
 EXIT_OK = 0
@@ -50,8 +55,10 @@ class RunOptions:
     """Command-line settings that are not part of the KubeSchedulerConfiguration."""
 
     kubeconfig: str | None = None
-    #: ``HOST:PORT`` for /metrics, /healthz, /livez, /readyz; empty or ``0`` disables the server.
+    #: ``HOST:PORT`` for plain-HTTP /metrics, /healthz, /livez, /readyz; empty or ``0``: none.
     metrics_bind_address: str = DEFAULT_METRICS_ADDRESS
+    #: HTTPS with delegated auth (``secure_port=0`` disables it).
+    serving: SecureServingOptions = field(default_factory=SecureServingOptions)
     #: How long a clean shutdown waits for in-flight binding cycles.
     shutdown_grace: float = 30.0
     #: Lease holder identity (default ``<hostname>_<uuid>``, as kube-scheduler).
@@ -135,16 +142,18 @@ class SchedulerApp:
                 on_stopped_leading=self._stopped_leading,
             )
             self.client_metrics.leader.labels(le.resource_name).set(0)
-        self.server: HealthServer | None = None
+        self.servers: list[HealthServer] = []
+        if self.options.serving.secure_port:
+            self.servers.append(build_secure_server(self.options.serving, self.metrics.registry))
         addr = self.options.metrics_bind_address
         if addr and addr != "0":
-            self.server = HealthServer(addr, self.metrics.registry)
-            self.server.bind()
-            self.server.add_readiness("sched-handler-sync", self._handlers_synced)
-            self.server.add_readiness("shutdown", lambda: "process is shutting down" if self._stop.is_set() else None)
+            self.servers.append(HealthServer(addr, self.metrics.registry))
+        for server in self.servers:
+            server.bind()
+            server.add_readiness("sched-handler-sync", self._handlers_synced)
+            server.add_readiness("shutdown", lambda: "process is shutting down" if self._stop.is_set() else None)
             if self.elector is not None:
-                elector = self.elector
-                self.server.add_liveness("leaderElection", lambda: elector.check(LEADER_HEALTH_TOLERANCE))
+                server.add_liveness("leaderElection", self._leader_health)
         self._stop = threading.Event()
         self._lost = threading.Event()
         self.exit_code = EXIT_OK
@@ -152,6 +161,9 @@ class SchedulerApp:
         self.attempts = 0
 
     # -- callbacks -------------------------------------------------------------------------------
+    def _leader_health(self) -> str | None:
+        return self.elector.check(LEADER_HEALTH_TOLERANCE) if self.elector is not None else None
+
     def _handlers_synced(self) -> str | None:
         return None if self.cluster.synced() else "informers have not listed every resource yet"
 
@@ -207,8 +219,8 @@ class SchedulerApp:
         )
         self.scheduler.log_plugins()
         try:
-            if self.server is not None:
-                self.server.start()
+            for server in self.servers:
+                server.start()
             self.cluster.start()
             if not self.cluster.wait_for_sync(self.options.sync_timeout, self._stop):
                 if not self._stop.is_set():
@@ -250,8 +262,8 @@ class SchedulerApp:
         self.cluster.stop(timeout=0.0 if lost else self.options.shutdown_grace)
         if self.elector is not None:
             self.elector.stop()  # releases the lease unless it was lost
-        if self.server is not None:
-            self.server.stop()
+        for server in self.servers:
+            server.stop()
         self.scheduler.queue.close()
         self.clock.stop()
         self.client.close()

@@ -145,3 +145,32 @@ def server_ssl_context(cert: ServingCert, client_ca_file: str | None = None) -> 
             raise ServingCertError(f"--client-ca-file {client_ca_file}: {reason}") from None
         ctx.verify_mode = ssl.CERT_OPTIONAL
     return ctx
+
+
+@dataclass
+class SecureServingOptions:
+    """kube-scheduler's secure serving and delegated auth flags (SecureServingOptions,
+    DelegatingAuthenticationOptions, DelegatingAuthorizationOptions with kube-scheduler's defaults)."""
+
+    bind_address: str = "0.0.0.0"
+    #: 0 disables HTTPS serving.
+    secure_port: int = DEFAULT_SECURE_PORT
+    cert_dir: str | None = None
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    client_ca_file: str | None = None
+    authentication_kubeconfig: str | None = None
+    authorization_kubeconfig: str | None = None
+    #: Do not read the client CA from kube-system/extension-apiserver-authentication.
+    authentication_skip_lookup: bool = False
+    #: kube-scheduler sets TolerateInClusterLookupFailure: a failed lookup is a warning.
+    authentication_tolerate_lookup_failure: bool = True
+    always_allow_paths: tuple[str, ...] = ("/healthz", "/readyz", "/livez")
+    token_cache_ttl: float = 10.0
+    authorized_cache_ttl: float = 10.0
+    unauthorized_cache_ttl: float = 10.0
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.bind_address}]" if ":" in self.bind_address else self.bind_address
+        return f"{host}:{self.secure_port}"
