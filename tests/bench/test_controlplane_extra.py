@@ -1,6 +1,7 @@
-"""The control-plane harness is an optional extra (issue 12): a plain ``pip install kubesched`` has no
-``cryptography``, so nothing but the harness itself may import it, and ``kubesched bench --backend
-apiserver`` without it says in one line which extra to install (exit 2), never a traceback.
+"""The control-plane harness needs ``cryptography`` (issue 12): nothing but the harness and the
+self-signed serving certificate may import it, and where it is missing (it is a core dependency
+since ``kubesched run`` serves HTTPS, but an install may lack it) ``kubesched bench --backend
+apiserver`` says in one line which extra to install (exit 2), never a traceback.
 
 Each case runs in a child interpreter, where ``cryptography`` is made unimportable by a package of
 that name first on ``PYTHONPATH`` whose ``__init__`` raises ImportError, as a missing install would.

@@ -282,3 +282,12 @@ def test_cert_dir_keeps_the_pair_and_bad_files_are_one_line(tmp_path: Path) -> N
     memory = serving_cert(tls_cert_file=None, tls_private_key_file=None, cert_dir=None, bind_address="0.0.0.0")
     server_ssl_context(memory)
     assert not Path(memory.key_file).exists()  # loaded, then removed: the key lives in memory only
+
+
+def test_without_cryptography_a_self_signed_certificate_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cryptography", None)  # import cryptography raises ImportError
+    with pytest.raises(ServingCertError) as err:
+        serving_cert(tls_cert_file=None, tls_private_key_file=None, cert_dir=None, bind_address="0.0.0.0")
+    assert "\n" not in str(err.value) and "--tls-cert-file" in str(err.value)
