@@ -366,6 +366,7 @@ def connection_config(
     kubeconfig: str | None,
     environ: Mapping[str, str] | None = None,
     sa_dir: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR,
+    master: str | None = None,
 ) -> ConnectionConfig:
     """Where to connect, in this order (client-go's ``clientcmd`` loading rules):
 
@@ -381,12 +382,40 @@ def connection_config(
     only the in-cluster config, never ``$KUBECONFIG``. Here the flag always wins, and
     ``$KUBECONFIG`` is honoured before the in-cluster config, as for kubectl: an operator who
     exports it means it. ``~/.kube/config`` is never read implicitly.
+
+    ``master`` (``--master``) is the API server's address: it replaces the server of whichever
+    config is used, keeping its CA and credentials (``clientcmd.BuildConfigFromFlags(master,
+    kubeconfig)``'s ``ConfigOverrides``); with none of the three it is used alone, without
+    credentials (a warning says so). An address without a scheme gets ``https://`` when the
+    config has TLS settings and ``http://`` otherwise, as client-go's ``DefaultServerURL``.
+    Unlike upstream, which with ``--master`` and no kubeconfig never tries the in-cluster
+    config, the ServiceAccount's credentials are sent to ``master`` in a pod.
     """
     env = os.environ if environ is None else environ
+    if master is not None and not master.strip():
+        master = None
+
+    def with_master(kc: KubeConfig) -> KubeConfig:
+        """The current context's cluster with its server replaced by ``master``."""
+        if master is None:
+            return kc
+        ctx = kc.contexts.get(kc.current_context)
+        name = str(ctx.body.get("cluster") or "") if ctx is not None else ""
+        item = kc.clusters.get(name)
+        if item is None:  # load_kubeconfig names the problem
+            return kc
+        user = kc.users.get(str(ctx.body.get("user") or "")) if ctx is not None else None
+        tls = any(item.body.get(k) for k in ("certificate-authority", "certificate-authority-data",
+                                               "insecure-skip-tls-verify")) or any(
+            (user.body if user else {}).get(k) for k in ("client-certificate", "client-certificate-data"))
+        clusters = dict(kc.clusters)
+        clusters[name] = Named({**item.body, "server": master_url(master, tls=tls)}, item.origin)
+        return KubeConfig(kc.sources, kc.current_context, clusters, kc.users, kc.contexts)
+
     if kubeconfig:
         if not os.path.lexists(kubeconfig):
             raise KubeConfigError(f"{kubeconfig}: cannot read kubeconfig: no such file")
-        return load_kubeconfig(kubeconfig)
+        return load_kubeconfig(with_master(read_kubeconfig(kubeconfig)))
     env_value = env.get("KUBECONFIG", "")
     missing: list[str] = []
     if env_value:
@@ -394,14 +423,39 @@ def connection_config(
         if not merged.empty:
             for p in missing:
                 log.info("KUBECONFIG: %s does not exist; skipped", p)
-            return load_kubeconfig(merged)
+            return load_kubeconfig(with_master(merged))
         log.warning("Config not found: %s", ", ".join(missing))
     try:
-        return in_cluster_config(env, sa_dir)
+        conn = in_cluster_config(env, sa_dir)
     except KubeConfigError as err:
+        if master is not None:
+            log.warning("No kubeconfig and no in-cluster config (%s): connecting to --master %s without "
+                        "credentials", err, master)
+            return ConnectionConfig(master_url(master, tls=False).rstrip("/"), source="--master")
         if env_value:
             raise KubeConfigError(
                 f"no kubeconfig found: KUBECONFIG names only missing or empty files "
                 f"({', '.join(missing) or env_value}), and {err}"
             ) from None
         raise
+    if master is not None:
+        conn.server = master_url(master, tls=True).rstrip("/")
+    return conn
+
+
+def master_url(master: str, *, tls: bool) -> str:
+    """``--master`` as a URL: client-go's ``DefaultServerURL`` adds ``https://`` to an address
+    without a scheme when TLS is configured, else ``http://``; anything else is refused."""
+    from urllib.parse import urlsplit
+
+    url = master.strip()
+    if "://" not in url:
+        url = ("https://" if tls else "http://") + url
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as err:
+        raise KubeConfigError(f"--master {master!r}: not a URL: {err}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise KubeConfigError(f"--master {master!r}: expected a URL such as https://10.0.0.1:6443")
+    return url

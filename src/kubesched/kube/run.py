@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field, replace
 from types import FrameType
 
+from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration, LeaderElectionConfiguration
 from kubesched.framework.clock import RealClock
 from kubesched.framework.registry import Registry
@@ -55,6 +56,10 @@ class RunOptions:
     """Command-line settings that are not part of the KubeSchedulerConfiguration."""
 
     kubeconfig: str | None = None
+    #: ``--master``: the API server's address, overriding the kubeconfig's server.
+    master: str | None = None
+    #: ``--feature-gates`` as parsed (none changes what kubesched does yet).
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
     #: ``HOST:PORT`` for plain-HTTP /metrics, /healthz, /livez, /readyz; empty or ``0``: none.
     metrics_bind_address: str = DEFAULT_METRICS_ADDRESS
     #: HTTPS with delegated auth (``secure_port=0`` disables it).
@@ -112,7 +117,7 @@ class SchedulerApp:
         self.metrics = SchedulerMetrics()
         self.client_metrics = ClientMetrics(self.metrics.registry)
         cc = config.client_connection
-        conn = connection_config(self.options.kubeconfig or cc.kubeconfig or None)
+        conn = connection_config(self.options.kubeconfig or cc.kubeconfig or None, master=self.options.master)
         self.client = KubeClient(conn, qps=cc.qps, burst=cc.burst, metrics=self.client_metrics)
         # Events get their own client and rate limit, as kube-scheduler's separate eventClient:
         # a burst of events never delays a binding.
