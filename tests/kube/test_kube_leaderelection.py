@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from kube_fakes import FakeApi, LeaseStore
 
-from kubesched.framework.clock import VirtualClock
+from kubesched.framework.clock import Clock, VirtualClock
 from kubesched.kube.client import ApiError
 from kubesched.kube.leaderelection import LeaderElectionError, LeaderElectionRecord, LeaderElector, LeaseLock
 from kubesched.kube.objects import micro_time
@@ -24,7 +24,7 @@ from kubesched.kube.objects import micro_time
 T0 = 1767225600.0
 
 
-def _elector(api: FakeApi, clock: VirtualClock, identity: str = "me", **kw: Any) -> LeaderElector:
+def _elector(api: FakeApi, clock: Clock, identity: str = "me", **kw: Any) -> LeaderElector:
     lock = LeaseLock(api.client(), "kube-system", "kube-scheduler", identity)
     return LeaderElector(lock, clock, **kw)
 
@@ -218,3 +218,73 @@ def test_stopping_releases_the_lease() -> None:
     assert stopped.is_set()
     assert not le.lost
     assert store.leases["kube-scheduler"]["spec"]["holderIdentity"] == ""
+
+
+def test_a_hanging_renewal_stops_leading_at_the_deadline() -> None:
+    """client-go bounds every renewal by the renew deadline: a renewal that never answers must not
+    keep us leading. The watchdog stops leading at ``leading_until`` while the PUT still hangs."""
+    import time
+
+    from kubesched.framework.clock import RealClock
+
+    api = FakeApi()
+    store = LeaseStore(api)
+    hang = threading.Event()
+    release = threading.Event()
+    update = store._update
+
+    def slow_update(request: Any) -> Any:
+        if hang.is_set():
+            release.wait(10)
+        return update(request)
+
+    api._routes = [r for r in api._routes if r[0] != "PUT"]
+    api.route("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/([^/]+)", slow_update)
+    started, stopped = threading.Event(), threading.Event()
+    le = _elector(
+        api,
+        RealClock(),
+        lease_duration=3.0,
+        renew_deadline=1.0,
+        retry_period=0.2,
+        on_started_leading=started.set,
+        on_stopped_leading=stopped.set,
+    )
+    le.start()
+    try:
+        assert started.wait(10)
+        assert le.is_leading()
+        eventually_renewed = le.leading_until()
+        time.sleep(0.5)
+        assert le.leading_until() > eventually_renewed  # renewals move the deadline on
+        hang.set()
+        until = le.leading_until()
+        assert stopped.wait(10)
+        t_stopped = time.monotonic()
+        assert t_stopped >= until - 0.05
+        assert t_stopped < until + 0.5  # at the deadline, not when the request gives up
+        assert not le.is_leading()
+        assert le.lost
+    finally:
+        release.set()
+        le.stop()
+
+
+def test_every_request_is_bounded_by_the_time_left() -> None:
+    """Each request of an attempt gets a timeout no longer than what is left to the deadline."""
+    import time
+
+    api, clock = FakeApi(), VirtualClock(T0)
+    LeaseStore(api)
+    le = _elector(api, clock)
+    deadline = time.monotonic() + 4.0
+    assert le.try_acquire_or_renew(deadline)
+    assert le.try_acquire_or_renew(deadline)  # the renewal (fast path)
+    timeouts = [r.extensions["timeout"] for r in api.requests]
+    assert len(timeouts) == 3  # GET (404), POST, PUT
+    for t in timeouts:
+        assert all(v is not None and 0 < v <= 4.0 for v in t.values()), t
+    # No time left: the attempt fails without sending anything.
+    n = len(api.requests)
+    assert not le.try_acquire_or_renew(time.monotonic() - 1)
+    assert len(api.requests) == n

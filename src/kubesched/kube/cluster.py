@@ -117,6 +117,10 @@ class KubeCluster:
         self._stop = threading.Event()
         self._crd_thread: threading.Thread | None = None
         self._direct_list_logged: set[str] = set()
+        #: Asked just before every ``POST pods/binding`` (``kubesched run`` wires the leader
+        #: elector's ``is_leading``): past the renew deadline a binding is refused, even one
+        #: whose cycle started while we led.
+        self.may_bind: Callable[[], bool] | None = None
         #: Counters for logs and tests.
         self.bindings = 0
         self.bind_conflicts = 0
@@ -259,6 +263,9 @@ class KubeCluster:
             "metadata": {"name": name, "namespace": ns, **({"uid": uid} if uid else {})},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
+        if self.may_bind is not None and not self.may_bind():
+            self.bind_conflicts += 1
+            raise BindConflictError(f"not binding {ns}/{name}: no longer leading (renew deadline passed)")
         try:
             self.client.post(PODS.path(ns, name, "binding"), body)
         except ApiError as err:

@@ -5,8 +5,17 @@
   last saw its record change, never the holder's ``renewTime``, so clock skew between replicas
   does not matter). Taking it from someone else increments ``leaseTransitions``.
 * **Renew**: every ``retry_period``; the leader first tries an optimistic update with the Lease it
-  holds (fast path), then falls back to read-and-update. If no renewal succeeds within
-  ``renew_deadline``, leadership is lost: ``on_stopped_leading`` runs at once.
+  holds (fast path), then falls back to read-and-update. As client-go's ``renew`` (a
+  ``PollUntilContextTimeout`` with ``renew_deadline`` whose context bounds every request), each
+  attempt's requests get only the time left to the renew deadline as their timeout. If no renewal
+  succeeds by then, leadership is lost: ``on_stopped_leading`` runs at once.
+* **Leading until**: a monotonic instant, ``retry_period + renew_deadline`` after the *start* of
+  the last successful attempt (client-go counts from its end; counting from the start means a slow
+  answer cannot push the deadline past the moment the standby saw the record change, so the
+  deadline always comes ``lease_duration - renew_deadline - retry_period`` (3 s by default) before
+  a standby may take over). :meth:`LeaderElector.is_leading` is false from that instant on, even
+  while a request is still pending, and a watchdog thread fires at it and stops leading without
+  waiting for the request. The scheduling loop and the binding path check ``is_leading``.
 * Every write is a PUT carrying the ``resourceVersion`` we read, so two candidates can never both
   win: the loser gets 409 Conflict and retries.
 * **Release** on clean shutdown: the holder writes an empty ``holderIdentity`` with a 1 s lease,
@@ -22,6 +31,7 @@ import logging
 import random
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,29 +106,37 @@ class LeaseLock:
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def get(self) -> LeaderElectionRecord:
-        """The current record; raises ApiError (404 when the Lease does not exist)."""
-        self.lease = self.client.get(f"{self.path}/{self.name}")
+    def get(self, timeout: float | None = None) -> LeaderElectionRecord:
+        """The current record; raises ApiError (404 when the Lease does not exist).
+
+        ``timeout`` bounds the request (the time left to the renew deadline); None: the client's."""
+        self.lease = self.client.request("GET", f"{self.path}/{self.name}", timeout=timeout)
         return LeaderElectionRecord.from_spec((self.lease or {}).get("spec") or {})
 
-    def create(self, record: LeaderElectionRecord) -> None:
+    def create(self, record: LeaderElectionRecord, timeout: float | None = None) -> None:
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": record.to_spec(),
         }
-        self.lease = self.client.post(self.path, body)
+        self.lease = self.client.request("POST", self.path, body=body, timeout=timeout)
 
-    def update(self, record: LeaderElectionRecord) -> None:
+    def update(self, record: LeaderElectionRecord, timeout: float | None = None) -> None:
         """PUT with the resourceVersion last read: 409 Conflict if anyone wrote in between."""
         if self.lease is None:
             raise ApiError(409, "Conflict", "lease not read yet")
         body = {**self.lease, "spec": record.to_spec()}
-        self.lease = self.client.put(f"{self.path}/{self.name}", body)
+        self.lease = self.client.request("PUT", f"{self.path}/{self.name}", body=body, timeout=timeout)
+
+
+class _DeadlinePassed(Exception):
+    """No time is left before the renew deadline: the attempt fails without a request."""
 
 
 class LeaderElector:
+    """client-go's ``LeaderElector`` on a Lease (see the module docstring)."""
+
     def __init__(
         self,
         lock: LeaseLock,
@@ -132,7 +150,9 @@ class LeaderElector:
         on_new_leader: Callable[[str], None] | None = None,
         release_on_cancel: bool = True,
         rng: random.Random | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``monotonic`` measures the renew deadline (never the wall clock, which may jump)."""
         if lease_duration <= renew_deadline:
             raise LeaderElectionError("leaseDuration must be greater than renewDeadline")
         if renew_deadline <= JITTER_FACTOR * retry_period:
@@ -141,6 +161,7 @@ class LeaderElector:
             raise LeaderElectionError("leaseDuration and renewDeadline must be at least 1s")
         self.lock = lock
         self.clock = clock
+        self.monotonic = monotonic
         self.lease_duration = lease_duration
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
@@ -155,9 +176,14 @@ class LeaderElector:
         #: True once leadership was lost (not released on request).
         self.lost = False
         self._lock = threading.Lock()
+        #: Wakes the watchdog when the deadline moves or leading ends.
+        self._deadline_cond = threading.Condition(self._lock)
+        self._leading_until = 0.0
+        self._stopped_leading = False
         self._leading = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._watchdog: threading.Thread | None = None
 
     @property
     def identity(self) -> str:
@@ -176,6 +202,16 @@ class LeaderElector:
     def leading(self) -> threading.Event:
         """Set while we lead and have not lost the lease."""
         return self._leading
+
+    def leading_until(self) -> float:
+        """The monotonic instant our leadership ends unless renewed (0 before we lead)."""
+        with self._lock:
+            return self._leading_until
+
+    def is_leading(self) -> bool:
+        """True only while we lead and the renew deadline has not passed: what the scheduling
+        loop and the binding path ask, so they stop at the deadline even if a renewal hangs."""
+        return self._leading.is_set() and self.monotonic() < self.leading_until() and self.is_leader()
 
     def check(self, max_tolerable_expired_lease: float = 20.0) -> str | None:
         """client-go ``Check`` (the ``leaderElection`` healthz check): unhealthy only when we
@@ -197,6 +233,8 @@ class LeaderElector:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop campaigning; the leader releases the lease (if ``release_on_cancel``)."""
         self._stop.set()
+        with self._deadline_cond:
+            self._deadline_cond.notify_all()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
@@ -206,45 +244,104 @@ class LeaderElector:
             return
         log.info("successfully acquired lease %s", self.lock.describe())
         self._leading.set()
+        self._watchdog = threading.Thread(target=self._watch_deadline, name="leader-election-watchdog", daemon=True)
+        self._watchdog.start()
         if self.on_started_leading is not None:
             self.on_started_leading()
         self._renew()
-        self._leading.clear()
         if self._stop.is_set() and not self.lost:
+            self._leading.clear()
             if self.release_on_cancel:
                 self.release()
+            self._finish_leading(lost=False)
         else:
-            self.lost = True
+            self._finish_leading(lost=True)
+
+    def _finish_leading(self, *, lost: bool) -> None:
+        """Stop leading exactly once (from the renew loop or the watchdog, whichever is first)."""
+        with self._deadline_cond:
+            if self._stopped_leading:
+                return
+            self._stopped_leading = True
+            if lost:
+                self.lost = True
+            self._leading.clear()
+            self._leading_until = min(self._leading_until, self.monotonic())
+            self._deadline_cond.notify_all()
+        if lost:
             log.error(
-                "leader election lost: lease %s not renewed within %.0fs", self.lock.describe(), self.renew_deadline
+                "stopped leading: lease %s not renewed within the renew deadline (%.0fs); "
+                "leader election lost (monotonic=%.6f wallTime=%.6f)",
+                self.lock.describe(),
+                self.renew_deadline,
+                self.monotonic(),
+                time.time(),
             )
         if self.on_stopped_leading is not None:
             self.on_stopped_leading()
 
+    def _watch_deadline(self) -> None:
+        """Fire at the renew deadline, even while a renewal request is still pending."""
+        with self._deadline_cond:
+            while not self._stopped_leading:
+                left = self._leading_until - self.monotonic()
+                if left <= 0:
+                    break
+                if self._stop.is_set():
+                    return  # a clean stop: the renew loop releases and finishes
+                self._deadline_cond.wait(left)
+            else:
+                return
+        self._finish_leading(lost=True)
+
+    def _extend(self, attempt_start: float) -> None:
+        """A successful attempt begun at ``attempt_start`` moves the deadline on."""
+        with self._deadline_cond:
+            if self._stopped_leading:
+                return
+            self._leading_until = max(self._leading_until, attempt_start + self.retry_period + self.renew_deadline)
+            self._deadline_cond.notify_all()
+
+    def _attempt(self, deadline: float) -> bool:
+        """One ``try_acquire_or_renew`` bounded by ``deadline``; True only if it succeeded in time."""
+        start = self.monotonic()
+        if start >= deadline:
+            return False
+        if self.try_acquire_or_renew(deadline) and self.monotonic() < deadline:
+            self._extend(start)
+            return True
+        return False
+
     def _acquire(self) -> bool:
         while not self._stop.is_set():
-            if self.try_acquire_or_renew():
+            if self._attempt(self.monotonic() + self.renew_deadline):
                 return True
             self._stop.wait(self.retry_period * (1.0 + self.rng.random() * JITTER_FACTOR))
         return False
 
     def _renew(self) -> None:
+        """Renew every ``retry_period`` after the last success began; give up at the deadline."""
         while not self._stop.is_set():
-            deadline = self.clock.now() + self.renew_deadline
-            renewed = False
-            while not self._stop.is_set():
-                if self.try_acquire_or_renew():
-                    renewed = True
+            deadline = self.leading_until()
+            self._stop.wait(max(0.0, deadline - self.renew_deadline - self.monotonic()))
+            while True:
+                if self._stop.is_set() or self._stopped_leading:
+                    return
+                if self._attempt(deadline):
                     break
-                if self.clock.now() + self.retry_period > deadline:
-                    break
-                self._stop.wait(self.retry_period)
-            if self._stop.is_set():
-                return
-            if not renewed:
-                self.lost = True
-                return
-            self._stop.wait(self.retry_period)
+                left = deadline - self.monotonic()
+                if left <= 0:
+                    return  # lost
+                self._stop.wait(min(self.retry_period, left))
+
+    def _time_left(self, deadline: float | None) -> float | None:
+        """The timeout for the next request: what is left before ``deadline``."""
+        if deadline is None:
+            return None
+        left = deadline - self.monotonic()
+        if left <= 0:
+            raise _DeadlinePassed
+        return left
 
     def _observe(self, record: LeaderElectionRecord, now: float) -> None:
         with self._lock:
@@ -258,8 +355,10 @@ class LeaderElector:
             if self.on_new_leader is not None:
                 self.on_new_leader(record.holder_identity)
 
-    def try_acquire_or_renew(self) -> bool:
-        """One attempt; True when we hold the lease afterwards (client-go ``tryAcquireOrRenew``)."""
+    def try_acquire_or_renew(self, deadline: float | None = None) -> bool:
+        """One attempt; True when we hold the lease afterwards (client-go ``tryAcquireOrRenew``).
+
+        ``deadline`` (monotonic) bounds every request of the attempt, as client-go's context."""
         now = self.clock.now()
         stamp = micro_time(now)
         record = LeaderElectionRecord(self.identity, int(self.lease_duration), stamp, stamp, 0)
@@ -274,18 +373,18 @@ class LeaderElector:
                     self.observed.leader_transitions,
                 )
                 try:
-                    self.lock.update(fast)
+                    self.lock.update(fast, self._time_left(deadline))
                     self._observe(fast, now)
                     return True
                 except ApiError as err:
                     log.info("failed to update lease optimistically (%s); falling back to slow path", err)
             try:
-                old = self.lock.get()
+                old = self.lock.get(self._time_left(deadline))
             except ApiError as err:
                 if not err.not_found:
                     log.error("error retrieving lease %s: %s", self.lock.describe(), err)
                     return False
-                self.lock.create(record)
+                self.lock.create(record, self._time_left(deadline))
                 self._observe(record, now)
                 return True
             self._observe(old, now)
@@ -299,9 +398,12 @@ class LeaderElector:
                 record = LeaderElectionRecord(
                     self.identity, record.lease_duration_seconds, stamp, stamp, old.leader_transitions + 1
                 )
-            self.lock.update(record)
+            self.lock.update(record, self._time_left(deadline))
             self._observe(record, now)
             return True
+        except _DeadlinePassed:
+            log.info("renew deadline passed before a request on lease %s could be sent", self.lock.describe())
+            return False
         except ApiError as err:
             log.info("failed to acquire or renew lease %s: %s", self.lock.describe(), err)
             return False
@@ -319,13 +421,15 @@ class LeaderElector:
         return self.observed_time + duration > now
 
     def release(self) -> bool:
-        """Give the lease up (empty holder, 1 s duration); True if written."""
+        """Give the lease up (empty holder, 1 s duration); True if written.
+
+        Bounded by ``renew_deadline``, as client-go's ``release``."""
         if not self.is_leader() or self.observed is None:
             return True
         stamp = micro_time(self.clock.now())
         record = LeaderElectionRecord("", 1, stamp, stamp, self.observed.leader_transitions)
         try:
-            self.lock.update(record)
+            self.lock.update(record, self.renew_deadline)
         except (ApiError, httpx.TransportError) as err:
             log.error("failed to release lease %s: %s", self.lock.describe(), err)
             return False

@@ -11,7 +11,9 @@ leader election, timers and the HTTP server on their own threads.
 Shutdown (SIGTERM/SIGINT, or :meth:`SchedulerApp.shutdown`): stop popping, let in-flight binding
 cycles finish (``shutdown_grace``), flush events, release the Lease, stop informers and the
 server; exit code 0. Losing the Lease stops scheduling at once and exits with code 1 (a restart
-makes the replica a candidate again), as kube-scheduler does.
+makes the replica a candidate again), as kube-scheduler does. "At once" means at the renew
+deadline (``LeaderElector.is_leading``), even while a renewal is still pending: the loop checks it
+before every pod and the backend just before every ``POST pods/binding``.
 """
 
 from __future__ import annotations
@@ -133,12 +135,16 @@ class SchedulerApp:
         )
         le = config.leader_election
         self.elector: LeaderElector | None = None
+        self.lease_client: KubeClient | None = None
         if le.leader_elect:
             if le.resource_lock not in ("leases", ""):
                 log.warning("resourceLock %r is not supported; using leases", le.resource_lock)
             identity = self.options.identity or default_identity()
+            # Its own client, as kube-scheduler's "leader-election" clientset: renewals never
+            # wait behind bindings for the shared rate limiter.
+            self.lease_client = KubeClient(conn, qps=cc.qps, burst=cc.burst, metrics=self.client_metrics)
             self.elector = LeaderElector(
-                LeaseLock(self.client, le.resource_namespace, le.resource_name, identity),
+                LeaseLock(self.lease_client, le.resource_namespace, le.resource_name, identity),
                 self.clock,
                 lease_duration=le.lease_duration,
                 renew_deadline=le.renew_deadline,
@@ -147,6 +153,7 @@ class SchedulerApp:
                 on_stopped_leading=self._stopped_leading,
             )
             self.client_metrics.leader.labels(le.resource_name).set(0)
+            self.cluster.may_bind = self._may_bind
         self.servers: list[HealthServer] = []
         if self.options.serving.secure_port:
             self.servers.append(build_secure_server(self.options.serving, self.metrics.registry))
@@ -161,6 +168,7 @@ class SchedulerApp:
                 server.add_liveness("leaderElection", self._leader_health)
         self._stop = threading.Event()
         self._lost = threading.Event()
+        self._lost_lock = threading.Lock()
         self.exit_code = EXIT_OK
         #: Scheduling attempts made by this replica (pods popped and scheduled or failed).
         self.attempts = 0
@@ -182,13 +190,24 @@ class SchedulerApp:
 
     def _stopped_leading(self) -> None:
         self.client_metrics.leader.labels(self.config.leader_election.resource_name).set(0)
-        if self.elector is not None and self.elector.lost and not self._stop.is_set():
+        if self.elector is not None and self.elector.lost:
+            self._leadership_lost()
+
+    def _leadership_lost(self) -> None:
+        """Stop scheduling for good (exit 1), unless a shutdown was already asked for."""
+        with self._lost_lock:
+            if self._stop.is_set():
+                return
             log.error("leaderelection lost; stopping scheduling")
             self._lost.set()
             self.cluster.refuse_binding_cycles()
             self.exit_code = EXIT_LEASE_LOST
             self._stop.set()
-            self.scheduler.queue.close()  # wake the scheduling loop at once
+        self.scheduler.queue.close()  # wake the scheduling loop at once
+
+    def _may_bind(self) -> bool:
+        """Bindings stop the moment the renew deadline passes (or the lease is known lost)."""
+        return self.leading
 
     def shutdown(self) -> None:
         """Ask the app to stop (thread-safe; what SIGTERM does)."""
@@ -198,7 +217,7 @@ class SchedulerApp:
 
     @property
     def leading(self) -> bool:
-        return self.elector is None or (self.elector.leading.is_set() and not self._lost.is_set())
+        return self.elector is None or (self.elector.is_leading() and not self._lost.is_set())
 
     # -- main ------------------------------------------------------------------------------------
     def _install_signals(self) -> None:
@@ -260,6 +279,10 @@ class SchedulerApp:
             if now - last_gauge >= 1.0:
                 last_gauge = now
                 self.metrics.set_pending(queue.counts())
+        if self.elector is not None and not self._stop.is_set() and not self.leading:
+            # The renew deadline passed, or another holder was seen, before the elector's
+            # callback ran: the lease is lost all the same.
+            self._leadership_lost()
 
     def _teardown(self) -> None:
         lost = self._lost.is_set()
@@ -273,4 +296,6 @@ class SchedulerApp:
         self.clock.stop()
         self.client.close()
         self.event_client.close()
+        if self.lease_client is not None:
+            self.lease_client.close()
         info_s(log, v(0), "kubesched stopped", exitCode=self.exit_code, attempts=self.attempts)
