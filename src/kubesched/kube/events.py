@@ -1,7 +1,12 @@
 """An events.k8s.io/v1 recorder with client-go's series aggregation (``tools/events``).
 
-``eventf`` never blocks the caller: events go through a bounded queue to one writer thread
-(client-go's broadcaster drops events when its channel is full; so do we, with a log line).
+``eventf`` never blocks the caller: events go through a bounded queue to one dispatcher thread
+(client-go's broadcaster drops events when its channel is full; so do we, with a log line), which
+aggregates them and hands the writes to a small pool of writer threads (``workers``, 8 by
+default). client-go writes each event from its own goroutine (``recordToSink``); a pool keeps the
+same concurrency for a scheduler's bursts at a bounded cost, and the event client's own rate
+limit (kube-scheduler's ``eventClient``, ``clientConnection.qps``/``burst``) still paces them.
+Writes of one event (its POST, then its series PATCHes) never overlap.
 
 Repeats are aggregated as client-go does: events with the same type, action, reason,
 reportingController, reportingInstance, regarding and related references (``getKey``; the note
@@ -15,10 +20,18 @@ most one PATCH per repeating event per minute.
 
 Failed writes (connection errors, 5xx, 429) are retried up to 12 times, 10 s apart (client-go's
 ``maxTriesPerEvent``/``sleepDuration``); an invalid event or a name collision is dropped.
+
+**Flush on exit.** :meth:`EventRecorder.stop` (every exit path of ``kubesched run``: SIGTERM, a
+lost Lease, an unreachable API server) waits up to a grace period (5 s) for queued writes, and
+while it waits retries failed ones every 0.5 s instead of 10 s, each request bounded by the time
+left. Upstream flushes nothing: a lost Lease ends kube-scheduler through ``klog.FlushAndExit``
+(logs only), and ``Shutdown`` cancels the context the retries wait on, so events still queued or
+waiting for a retry are lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
@@ -26,6 +39,7 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +61,13 @@ REFRESH_EVERY = 60.0
 MAX_TRIES = 12
 RETRY_AFTER = 10.0
 QUEUE_SIZE = 1000
+#: Writer threads (concurrent POST/PATCH of different events).
+WORKERS = 8
+#: How long ``stop`` waits for queued events (every exit path).
+FLUSH_GRACE = 5.0
+#: Retry interval while flushing: the process is about to exit, 10 s would lose the event.
+FLUSH_RETRY_AFTER = 0.5
+_WAKE = ("wake",)
 
 
 def truncate_note(note: str) -> str:
@@ -81,6 +102,8 @@ class _Recorded:
     #: The count the API server has; ``count > written`` means a PATCH is due.
     written: int = 0
     created: bool = False
+    #: Serialises this event's writes (POST before PATCH, one PATCH at a time).
+    write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 @dataclass(order=True)
@@ -89,6 +112,7 @@ class _Retry:
     seq: int
     tries: int = field(compare=False)
     entry: _Recorded = field(compare=False)
+    snap: tuple[int, float] | None = field(compare=False, default=None)
 
 
 class EventRecorder:
@@ -104,6 +128,8 @@ class EventRecorder:
         refresh_every: float = REFRESH_EVERY,
         retry_after: float = RETRY_AFTER,
         queue_size: int = QUEUE_SIZE,
+        workers: int = WORKERS,
+        flush_retry_after: float = FLUSH_RETRY_AFTER,
     ) -> None:
         self.client = client
         self.clock = clock
@@ -111,13 +137,18 @@ class EventRecorder:
         self.finish_after = finish_after
         self.refresh_every = refresh_every
         self.retry_after = retry_after
+        self.flush_retry_after = flush_retry_after
         self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=queue_size)
         self._cache: dict[tuple[str, ...], _Recorded] = {}
         self._retries: list[_Retry] = []
         self._seq = 0
         self._thread: threading.Thread | None = None
+        self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="event-writer")
         self._stopping = threading.Event()
+        #: Set while ``flush`` waits: retries come sooner and requests get the time left.
+        self._flush_deadline: float | None = None
         self._idle = threading.Condition()
+        #: Queued items + writes in flight + writes waiting for a retry.
         self._busy = 0
         #: Counters for tests and logs.
         self.created = 0
@@ -156,9 +187,7 @@ class EventRecorder:
         try:
             self._queue.put_nowait(item)
         except queue.Full:
-            with self._idle:
-                self._busy -= 1
-                self._idle.notify_all()
+            self._done()
             self.dropped += 1
             log.error(
                 "event queue full; dropping %s event for %s/%s",
@@ -169,19 +198,7 @@ class EventRecorder:
         if self._thread is None:
             self.start()
 
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until every queued event is written (or given up on); then write pending series
-        counts. True if everything was written in time."""
-        deadline = time.monotonic() + timeout
-        with self._idle:
-            while self._busy > 0:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        with self._idle:
-            self._busy += 1
-        self._queue.put(("refresh",))
+    def _wait_idle(self, deadline: float) -> bool:
         with self._idle:
             while self._busy > 0:
                 left = deadline - time.monotonic()
@@ -190,26 +207,55 @@ class EventRecorder:
                 self._idle.wait(left)
         return True
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def flush(self, timeout: float = FLUSH_GRACE) -> bool:
+        """Wait until every queued event is written (or given up on); then write pending series
+        counts. True if everything was written in time. While waiting, failed writes are retried
+        every ``flush_retry_after`` and each request gets only the time left."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            self._flush_deadline = deadline
+        self._wake()
+        try:
+            if not self._wait_idle(deadline):
+                return False
+            with self._idle:
+                self._busy += 1
+            self._queue.put(("refresh",))
+            return self._wait_idle(deadline)
+        finally:
+            with self._idle:
+                self._flush_deadline = None
+            if self._busy:
+                log.warning("%d event writes unfinished after the %.1fs grace period", self._busy, timeout)
+
+    def stop(self, timeout: float = FLUSH_GRACE) -> None:
+        """Flush (bounded by ``timeout``), then stop the dispatcher and the writers."""
         self.flush(timeout)
         self._stopping.set()
         self._queue.put(None)
         if self._thread is not None:
             self._thread.join(timeout)
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
-    # -- writer thread ---------------------------------------------------------------------------
+    # -- dispatcher thread -----------------------------------------------------------------------
     def _done(self) -> None:
         with self._idle:
             self._busy -= 1
             self._idle.notify_all()
+
+    def _wake(self) -> None:
+        """Make the dispatcher look at due retries now (not counted as work)."""
+        with contextlib.suppress(queue.Full):  # when full, the dispatcher is awake anyway
+            self._queue.put_nowait(_WAKE)
 
     def _run(self) -> None:
         next_refresh = time.monotonic() + self.refresh_every
         while True:
             now = time.monotonic()
             wait = next_refresh - now
-            if self._retries:
-                wait = min(wait, self._retries[0].not_before - now)
+            with self._idle:
+                if self._retries:
+                    wait = min(wait, self._retries[0].not_before - now)
             try:
                 item = self._queue.get(timeout=max(0.0, wait))
             except queue.Empty:
@@ -219,20 +265,38 @@ class EventRecorder:
             try:
                 if item == ("refresh",):
                     self._refresh()
-                elif item:
+                elif item and item != _WAKE:
                     self._record(*item)
             except Exception:
                 log.exception("recording an event failed")
             finally:
-                if item:
+                if item and item != _WAKE:
                     self._done()
             now = time.monotonic()
-            while self._retries and self._retries[0].not_before <= now:
-                r = self._retries.pop(0)
-                self._write(r.entry, r.tries)
+            due: list[_Retry] = []
+            with self._idle:
+                flushing = self._flush_deadline is not None
+                while self._retries and (flushing or self._retries[0].not_before <= now):
+                    due.append(self._retries.pop(0))
+            for r in due:
+                self._dispatch(r.entry, r.tries, r.snap, counted=True)
             if now >= next_refresh:
                 next_refresh = now + self.refresh_every
                 self._refresh()
+
+    def _write(self, entry: _Recorded, tries: int, snap: tuple[int, float] | None = None) -> None:
+        """Hand one write to the pool (the dispatcher never waits for the API server). ``snap``
+        (count, lastObservedTime) pins the series state to write, as client-go records a copy."""
+        self._dispatch(entry, tries, snap, counted=False)
+
+    def _dispatch(self, entry: _Recorded, tries: int, snap: tuple[int, float] | None, *, counted: bool) -> None:
+        if not counted:
+            with self._idle:
+                self._busy += 1
+        try:
+            self._pool.submit(self._sync, entry, tries, snap)
+        except RuntimeError:  # stopped
+            self._done()
 
     def _record(
         self,
@@ -254,8 +318,8 @@ class EventRecorder:
         if entry is not None:
             entry.count += 1
             entry.last_observed = when
-            if entry.count == 2 and entry.created:
-                self._write(entry, 0)  # the first repeat opens the series at once (client-go)
+            if entry.count == 2:  # the first repeat opens the series at once (client-go)
+                self._write(entry, 0, (entry.count, entry.last_observed))
             return
         name = f"{regarding.get('name', '')}.{int(when * 1e9):x}"
         body: dict[str, Any] = {
@@ -293,45 +357,77 @@ class EventRecorder:
             elif entry.created and entry.count > entry.written:
                 self._write(entry, 0)
 
-    def _write(self, entry: _Recorded, tries: int) -> None:
+    # -- writer threads --------------------------------------------------------------------------
+    def _timeout(self) -> float | None:
+        """While flushing, a request may take only the time left (None: the client's timeout)."""
+        with self._idle:
+            deadline = self._flush_deadline
+        return None if deadline is None else max(0.01, deadline - time.monotonic())
+
+    def _sync(self, entry: _Recorded, tries: int, snap: tuple[int, float] | None) -> None:
+        """Bring the API server's copy of ``entry`` up to date (POST, then PATCH of its count)."""
+        retrying = False
+        try:
+            with entry.write_lock:
+                retrying = self._sync_locked(entry, tries, snap)
+        except Exception:
+            log.exception("writing an event failed")
+        finally:
+            if not retrying:
+                self._done()
+
+    def _sync_locked(self, entry: _Recorded, tries: int, snap: tuple[int, float] | None) -> bool:
+        """One write; True if it failed and a retry was scheduled (the work stays counted)."""
         ns = entry.body["metadata"]["namespace"]
         path = EVENTS_PATH.format(namespace=ns)
         try:
             if not entry.created:
-                self.client.post(path, entry.body)
+                self.client.request("POST", path, body=entry.body, timeout=self._timeout())
                 entry.created = True
                 entry.written = int((entry.body.get("series") or {}).get("count", 1))
                 self.created += 1
-                if entry.count > entry.written:
-                    self._write(entry, 0)
-                return
-            count = entry.count
-            patch = {"series": {"count": count, "lastObservedTime": micro_time(entry.last_observed)}}
+                if snap is None or snap[0] <= entry.written:
+                    return False
+            count, last = snap if snap is not None else (entry.count, entry.last_observed)
+            if count <= entry.written:
+                return False  # another write already sent this count
+            patch = {"series": {"count": count, "lastObservedTime": micro_time(last)}}
             try:
-                self.client.patch(f"{path}/{entry.body['metadata']['name']}", patch, STRATEGIC_MERGE_PATCH)
+                self.client.request(
+                    "PATCH",
+                    f"{path}/{entry.body['metadata']['name']}",
+                    body=patch,
+                    content_type=STRATEGIC_MERGE_PATCH,
+                    timeout=self._timeout(),
+                )
             except ApiError as err:
                 if not err.not_found:
                     raise
                 # The event expired (events have a TTL): write it again, series and all.
                 entry.created = False
                 entry.body = {**entry.body, "series": patch["series"]}
-                self._write(entry, tries)
-                return
+                return self._sync_locked(entry, tries, snap)
             entry.written = count
             self.patched += 1
+            return False
         except ApiError as err:
             if err.code in (429,) or err.code >= 500:
-                self._retry(entry, tries, str(err))
-            else:
-                log.error("event %s/%s rejected: %s", ns, entry.body["metadata"]["name"], err)
+                return self._retry(entry, tries, snap, str(err))
+            log.error("event %s/%s rejected: %s", ns, entry.body["metadata"]["name"], err)
+            return False
         except httpx.TransportError as err:
-            self._retry(entry, tries, f"{type(err).__name__}: {err}")
+            return self._retry(entry, tries, snap, f"{type(err).__name__}: {err}")
 
-    def _retry(self, entry: _Recorded, tries: int, why: str) -> None:
-        if tries + 1 >= MAX_TRIES:
+    def _retry(self, entry: _Recorded, tries: int, snap: tuple[int, float] | None, why: str) -> bool:
+        if tries + 1 >= MAX_TRIES or self._stopping.is_set():
             log.error("giving up on event %s after %d tries: %s", entry.body["metadata"]["name"], tries + 1, why)
-            return
+            return False
         log.info("unable to write event %s (will retry): %s", entry.body["metadata"]["name"], why)
-        self._seq += 1
-        self._retries.append(_Retry(time.monotonic() + self.retry_after, self._seq, tries + 1, entry))
-        self._retries.sort()
+        with self._idle:
+            flushing = self._flush_deadline is not None
+            after = min(self.retry_after, self.flush_retry_after) if flushing else self.retry_after
+            self._seq += 1
+            self._retries.append(_Retry(time.monotonic() + after, self._seq, tries + 1, entry, snap))
+            self._retries.sort()
+        self._wake()
+        return True
