@@ -22,6 +22,7 @@ from rich.console import Console
 from kubesched import __version__
 from kubesched.api.text import printable
 from kubesched.config.errors import ConfigError
+from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import rfc3339
 from kubesched.framework.registry import Registry, RegistryError
@@ -293,11 +294,58 @@ def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 
 
+def _feature_gates(values: tuple[str, ...]) -> FeatureGates:
+    """``--feature-gates`` as kube-scheduler v1.35 checks it; its GA/deprecated warnings logged as
+    upstream's, and the gates kubesched ignores named in one warning."""
+    from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
+
+    try:
+        gates = parse_feature_gates(values)
+    except FeatureGateError as err:
+        _fail([f"--feature-gates: {e}" for e in err.errors])
+    log = logging.getLogger("kubesched.featuregate")
+    for warning in gates.warnings:
+        log.warning("%s", warning)
+    ignored = gates.without_effect()
+    if ignored:
+        log.warning("Feature gates without effect in kubesched (it behaves as kube-scheduler v1.35 with every gate "
+                    "at its default): %s", ", ".join(ignored))
+    return gates
+
+
+def _write_config(path: str, config: KubeSchedulerConfiguration) -> NoReturn:
+    """``--write-config-to``: the defaulted configuration (flags applied) as YAML, then exit 0
+    without connecting, as kube-scheduler's ``LogOrWriteConfig``."""
+    import yaml
+
+    from kubesched.config.load import config_to_dict
+    from kubesched.kube.klog import info_s, v
+
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            yaml.safe_dump(config_to_dict(config), fh, sort_keys=False)
+    except OSError as err:
+        _fail([f"--write-config-to: {path}: {err.strerror or err}"])
+    info_s(logging.getLogger("kubesched.kube.run"), v(0), "Wrote configuration", file=path)
+    sys.exit(0)
+
+
 @cli.command()
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option(
     "--kubeconfig", default=None, help="Kubeconfig (overrides clientConnection.kubeconfig; in-cluster if neither)."
 )
+@click.option("--master", default=None,
+              help="The address of the Kubernetes API server (overrides any value in kubeconfig).")
+@click.option("--write-config-to", default=None, type=click.Path(),
+              help="If set, write the configuration values to this file and exit.")
+@click.option("--feature-gates", "feature_gates", multiple=True, metavar="[kube:]KEY=BOOL,...",
+              help="kube-scheduler v1.35's feature gates, validated as kube-scheduler does (repeatable); "
+                   "none changes what kubesched does, those set away from their default are named in a warning.")
+@click.option("--profiling", type=click.BOOL, is_flag=False, flag_value=True, default=None,
+              help="Overrides enableProfiling [default: true]; kubesched serves no Go pprof endpoints.")
+@click.option("--contention-profiling", type=click.BOOL, is_flag=False, flag_value=True, default=None,
+              help="Overrides enableContentionProfiling [default: true]; no effect in kubesched.")
 @click.option(
     "--leader-elect",
     type=click.BOOL,
@@ -363,6 +411,11 @@ def _or(value: float | None, default: float) -> float:
 def run(
     config_path: str | None,
     kubeconfig: str | None,
+    master: str | None,
+    write_config_to: str | None,
+    feature_gates: tuple[str, ...],
+    profiling: bool | None,
+    contention_profiling: bool | None,
     leader_elect: bool | None,
     leader_elect_lease_duration: float | None,
     leader_elect_renew_deadline: float | None,
@@ -396,10 +449,19 @@ def run(
 
     from kubesched.kube import klog
     from kubesched.kube.config import KubeConfigError
+    from kubesched.kube.klog import info_s, v
     from kubesched.kube.leaderelection import LeaderElectionError
     from kubesched.kube.run import DEFAULT_METRICS_ADDRESS, RunOptions, SchedulerApp, apply_leader_election_flags
 
     klog.setup(verbosity, logging_format)
+    gates = _feature_gates(feature_gates)
+    if master is not None:
+        from kubesched.kube.config import master_url
+
+        try:
+            master_url(master, tls=False)
+        except KubeConfigError as err:
+            _fail([str(err)])
     reg = _registry()
     config = _load_config(config_path, reg)
     config.leader_election = apply_leader_election_flags(
@@ -416,6 +478,11 @@ def run(
         config.client_connection = replace(config.client_connection, qps=kube_api_qps)
     if kube_api_burst is not None:
         config.client_connection = replace(config.client_connection, burst=kube_api_burst)
+    # kube-scheduler's deprecated --profiling and --contention-profiling (DebuggingConfiguration).
+    if profiling is not None:
+        config.enable_profiling = profiling
+    if contention_profiling is not None:
+        config.enable_contention_profiling = contention_profiling
     # As kube-scheduler: flags override the file, then the result is validated again.
     from kubesched.config.validation import validate_configuration
 
@@ -448,8 +515,17 @@ def run(
         authorized_cache_ttl=_or(authorization_webhook_cache_authorized_ttl, CACHE_TTL),
         unauthorized_cache_ttl=_or(authorization_webhook_cache_unauthorized_ttl, CACHE_TTL),
     )
+    if write_config_to is not None:
+        _write_config(write_config_to, config)
+    if config.enable_profiling:
+        info_s(logging.getLogger("kubesched.kube.run"), v(2), "Profiling is not served: kubesched has no Go pprof "
+               "endpoints", enableProfiling=True, enableContentionProfiling=config.enable_contention_profiling)
     options = RunOptions(
-        kubeconfig=kubeconfig, metrics_bind_address=metrics_bind_address or DEFAULT_METRICS_ADDRESS, serving=serving
+        kubeconfig=kubeconfig,
+        master=master,
+        feature_gates=gates,
+        metrics_bind_address=metrics_bind_address or DEFAULT_METRICS_ADDRESS,
+        serving=serving,
     )
     if shutdown_grace_period is not None:
         options.shutdown_grace = shutdown_grace_period

@@ -104,3 +104,53 @@ def test_apply_leader_election_flags_leaves_unset_values() -> None:
     out = apply_leader_election_flags(base, retry_period=1.0)
     assert out.retry_period == 1.0 and out.resource_name == "x" and out.lease_duration == 15.0
     assert base.retry_period == 2.0  # not modified in place
+
+
+#: kubeadm v1.35's kube-scheduler static pod command (cmd/kubeadm/app/phases/controlplane/manifests.go,
+#: getSchedulerCommand), plus the other flags of issue 13 an operator adds to it.
+KUBEADM_COMMAND = [
+    "--authentication-kubeconfig=/etc/kubernetes/scheduler.conf",
+    "--authorization-kubeconfig=/etc/kubernetes/scheduler.conf",
+    "--bind-address=127.0.0.1",
+    "--kubeconfig=/etc/kubernetes/scheduler.conf",
+    "--leader-elect=true",
+]
+
+
+def test_a_kubeadm_command_line_reaches_the_app(fake_app: type[FakeApp]) -> None:
+    args = [
+        "run", *KUBEADM_COMMAND,
+        "--master=https://10.0.0.1:6443",
+        "--feature-gates=SchedulerAsyncPreemption=false,InformerResourceVersion=true",
+        "--profiling=false",
+        "--contention-profiling=false",
+    ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    config, options = fake_app.seen["config"], fake_app.seen["options"]
+    assert options.kubeconfig == "/etc/kubernetes/scheduler.conf"
+    assert options.master == "https://10.0.0.1:6443"
+    assert options.serving.bind_address == "127.0.0.1" and options.serving.secure_port == 10259
+    assert options.serving.authentication_kubeconfig == "/etc/kubernetes/scheduler.conf"
+    assert options.serving.authorization_kubeconfig == "/etc/kubernetes/scheduler.conf"
+    assert config.leader_election.leader_elect is True
+    assert (config.enable_profiling, config.enable_contention_profiling) == (False, False)
+    gates = options.feature_gates
+    assert gates.enabled("SchedulerAsyncPreemption") is False and gates.enabled("InformerResourceVersion") is True
+    # kube-scheduler's GA warning, and one line naming what kubesched ignores
+    ga = "Setting GA feature gate InformerResourceVersion=true. It will be removed in a future release."
+    assert ga in result.stderr
+    ignored = [line for line in result.stderr.splitlines() if "without effect in kubesched" in line]
+    assert len(ignored) == 1 and ignored[0].endswith(": SchedulerAsyncPreemption=false")
+
+
+def test_profiling_flags_default_to_the_configuration(fake_app: type[FakeApp], tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(CONFIG + "enableProfiling: false\n")
+    assert CliRunner().invoke(cli, ["run", f"--config={cfg}"]).exit_code == 0
+    config, options = fake_app.seen["config"], fake_app.seen["options"]
+    assert (config.enable_profiling, config.enable_contention_profiling) == (False, False)
+    assert options.master is None and options.feature_gates.explicit == {}
+    # the flag overrides the file (a bare --profiling means true, as a Go bool flag)
+    assert CliRunner().invoke(cli, ["run", f"--config={cfg}", "--profiling"]).exit_code == 0
+    assert fake_app.seen["config"].enable_profiling is True

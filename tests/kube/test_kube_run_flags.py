@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from kubesched.cli import cli
@@ -31,6 +32,21 @@ current-context: x
      "error: invalid address '127.0.0.1:99999': expected HOST:PORT with a port from 0 to 65535"),
     (["-v", "99999999999999999999"],
      "Invalid value for '-v' / '--v': '99999999999999999999' is not a verbosity level (0 to 2147483647)"),
+    # issue 13: kube-scheduler's --feature-gates messages (k8s.io/component-base/featuregate), --master,
+    # --profiling and --contention-profiling as booleans
+    (["--feature-gates=Foo=true"], "error: --feature-gates: unrecognized feature gate: Foo"),
+    (["--feature-gates=SchedulerQueueingHints=maybe"],
+     'error: --feature-gates: invalid value of SchedulerQueueingHints=maybe, err: strconv.ParseBool: '
+     'parsing "maybe": invalid syntax'),
+    (["--feature-gates=SchedulerQueueingHints"],
+     "error: --feature-gates: missing bool value for SchedulerQueueingHints"),
+    (["--feature-gates=SchedulerQueueingHints=false"],
+     "error: --feature-gates: cannot set feature gate SchedulerQueueingHints to false, feature is locked to true"),
+    (["--feature-gates=wardle:A=true"], "error: --feature-gates: component not registered: wardle"),
+    (["--master=http://[::1"], "error: --master 'http://[::1': not a URL: Invalid IPv6 URL"),
+    (["--master=ftp://apiserver"], "error: --master 'ftp://apiserver': expected a URL such as https://10.0.0.1:6443"),
+    (["--profiling=maybe"], "Invalid value for '--profiling': 'maybe' is not a valid boolean."),
+    (["--contention-profiling=2"], "Invalid value for '--contention-profiling': '2' is not a valid boolean."),
 ])
 def test_bad_flag_values_exit_2(tmp_path: Path, flags: list[str], line: str) -> None:
     kubeconfig = tmp_path / "kubeconfig"
@@ -39,3 +55,37 @@ def test_bad_flag_values_exit_2(tmp_path: Path, flags: list[str], line: str) -> 
     assert result.exit_code == 2
     assert line in result.stderr.splitlines() or any(line in x for x in result.stderr.splitlines())
     assert "Traceback" not in result.output
+
+
+def test_write_config_to_writes_the_defaulted_configuration_and_exits_0(tmp_path: Path) -> None:
+    """kube-scheduler's --write-config-to (options.LogOrWriteConfig): the configuration with the
+    flags applied, as YAML, then exit 0 without connecting (the kubeconfig's server is unreachable)."""
+    from kubesched.config.defaults import DEFAULT_MULTI_POINT
+    from kubesched.config.load import config_to_dict, load_config
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    out = tmp_path / "written.yaml"
+    result = CliRunner().invoke(cli, [
+        "run", f"--kubeconfig={kubeconfig}", f"--write-config-to={out}", "--leader-elect=false", "--profiling=false",
+    ])
+    assert result.exit_code == 0, result.output
+    assert '"Wrote configuration"' in result.stderr
+    written = load_config(str(out))
+    assert written.leader_election.leader_elect is False and written.enable_profiling is False
+    doc = yaml.safe_load(out.read_text())
+    profile = doc["profiles"][0]
+    assert profile["schedulerName"] == "default-scheduler"
+    enabled = [(p["name"], p["weight"]) for p in profile["plugins"]["multiPoint"]["enabled"]]
+    assert enabled == list(DEFAULT_MULTI_POINT)
+    args = {c["name"] for c in profile["pluginConfig"]}
+    assert args >= {"DefaultPreemption", "NodeResourcesFit", "PodTopologySpread"}
+    assert config_to_dict(written) == doc  # loads back to the same configuration
+
+
+def test_write_config_to_an_unwritable_path_is_one_line_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", f"--write-config-to={tmp_path / 'absent' / 'c.yaml'}"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"error: --write-config-to: {tmp_path / 'absent' / 'c.yaml'}: No such file or directory"
+    ]
