@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build a real control plane (etcd, kube-apiserver, kube-scheduler; kwok on request) from the
-# Go module proxy, for kubesched's e2e tests and benchmarks.
+# Build a real control plane (etcd, kube-apiserver, kube-scheduler; kwok and helm on request) from
+# the Go module proxy, for kubesched's e2e tests, chart tests and benchmarks.
 #
 # Why a throwaway module: k8s.io/kubernetes points its 31 staging modules (k8s.io/api, ...) at
 # ./staging/src via replace directives, which the module zip does not contain, so
@@ -14,14 +14,16 @@
 # script exits at once. Builds go to a scratch directory first, so an interrupted run (or a test
 # using the old binaries meanwhile) never sees a half-written binary.
 #
-# Usage: scripts/controlplane.sh [--with-kwok] [--force] [--print-dir]
+# Usage: scripts/controlplane.sh [--with-kwok] [--with-helm] [--force] [--print-dir]
 #   --with-kwok   also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running) and
 #                 write its default stages to kwok-stages.yaml (its --config)
+#   --with-helm   also build helm v3 (tests/deploy/test_chart.py: helm lint and helm template)
 #   --force       rebuild even when the cache is warm
 #   --print-dir   print only the binary directory on stdout (progress goes to stderr)
 # Environment:
 #   KUBESCHED_CONTROLPLANE_CACHE   cache root (default: $HOME/.cache/kubesched/controlplane)
 #   KUBESCHED_CONTROLPLANE_KWOK=1  same as --with-kwok
+#   KUBESCHED_CONTROLPLANE_HELM=1  same as --with-helm
 #   KUBESCHED_BUILD_JOBS           go build -p and GOMAXPROCS (default: 2)
 #   KUBESCHED_BUILD_NICE           nice level of the go commands (default: 10)
 set -euo pipefail
@@ -32,18 +34,21 @@ set -euo pipefail
 K8S_VERSION=v1.35.4         # newest v1.35 patch served by the Go module proxy
 ETCD_VERSION=v3.6.16        # newest v3.6 patch served (go.etcd.io/etcd/server/v3)
 KWOK_VERSION=v0.8.0         # sigs.k8s.io/kwok, optional
+HELM_VERSION=v3.22.0        # helm.sh/helm/v3, optional: newest v3 release served
 
 CACHE_ROOT=${KUBESCHED_CONTROLPLANE_CACHE:-$HOME/.cache/kubesched/controlplane}
 BIN_DIR=$CACHE_ROOT/$K8S_VERSION
 JOBS=${KUBESCHED_BUILD_JOBS:-2}
 NICE=${KUBESCHED_BUILD_NICE:-10}
 WITH_KWOK=${KUBESCHED_CONTROLPLANE_KWOK:-0}
+WITH_HELM=${KUBESCHED_CONTROLPLANE_HELM:-0}
 FORCE=0
 PRINT_DIR=0
 
 for arg in "$@"; do
   case $arg in
     --with-kwok) WITH_KWOK=1 ;;
+    --with-helm) WITH_HELM=1 ;;
     --force) FORCE=1 ;;
     --print-dir) PRINT_DIR=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -51,6 +56,7 @@ for arg in "$@"; do
   esac
 done
 [[ $WITH_KWOK == 1 ]] || WITH_KWOK=0
+[[ $WITH_HELM == 1 ]] || WITH_HELM=0
 
 log() { printf '[controlplane %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -66,11 +72,13 @@ declare -A STAMP=(
   [kubernetes]="k8s.io/kubernetes $K8S_VERSION staging $STAGING_VERSION $FLAGS version-stamped"
   [etcd]="go.etcd.io/etcd/server/v3 $ETCD_VERSION $FLAGS"
   [kwok]="sigs.k8s.io/kwok/cmd/kwok $KWOK_VERSION $FLAGS stages=node/fast,node/heartbeat,pod/fast"
+  [helm]="helm.sh/helm/v3/cmd/helm $HELM_VERSION $FLAGS version-stamped"
 )
-declare -A PRODUCES=([kubernetes]="kube-apiserver kube-scheduler" [etcd]="etcd" [kwok]="kwok")
-declare -A DATA=([kubernetes]="" [etcd]="" [kwok]="kwok-stages.yaml")
+declare -A PRODUCES=([kubernetes]="kube-apiserver kube-scheduler" [etcd]="etcd" [kwok]="kwok" [helm]="helm")
+declare -A DATA=([kubernetes]="" [etcd]="" [kwok]="kwok-stages.yaml" [helm]="")
 COMPONENTS=(etcd kubernetes)
 if [[ $WITH_KWOK == 1 ]]; then COMPONENTS+=(kwok); fi
+if [[ $WITH_HELM == 1 ]]; then COMPONENTS+=(helm); fi
 
 is_built() {
   local c=$1 b
@@ -94,7 +102,7 @@ for c in "${COMPONENTS[@]}"; do
   if [[ $FORCE == 1 ]] || ! is_built "$c"; then TODO+=("$c"); fi
 done
 if [[ ${#TODO[@]} == 0 ]]; then
-  log "cache is warm ($K8S_VERSION, etcd $ETCD_VERSION$([[ $WITH_KWOK == 1 ]] && echo ", kwok $KWOK_VERSION")); nothing to build"
+  log "cache is warm ($K8S_VERSION, etcd $ETCD_VERSION$([[ $WITH_KWOK == 1 ]] && echo ", kwok $KWOK_VERSION")$([[ $WITH_HELM == 1 ]] && echo ", helm $HELM_VERSION")); nothing to build"
   finish
   exit 0
 fi
@@ -231,6 +239,28 @@ build_kwok() {
   grep -q '^kind: Stage' "$STAGE/kwok-stages.yaml" || die "no Stage objects found for kwok"
 }
 
+# --- helm (optional) -----------------------------------------------------------------------------
+build_helm() {
+  # helm's go.mod has no replace directives either. Its Makefile stamps the version and the
+  # Kubernetes version that `helm template`/`helm lint` assume by default (client-go's minor + 1.0
+  # = 1.Y); do the same so `helm version` says what it is. The tests pass --kube-version anyway.
+  local info gomod client_go k8s_minor pkg=helm.sh/helm/v3
+  info=$(go mod download -json "$pkg@$HELM_VERSION") || die "go mod download $pkg@$HELM_VERSION failed: $info"
+  gomod=$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' <<<"$info")
+  client_go=$(sed -n 's#^[[:space:]]*k8s\.io/client-go[[:space:]]\{1,\}v0\.\([0-9]*\)\..*#\1#p' "$gomod")
+  [[ $client_go =~ ^[0-9]+$ ]] || die "no k8s.io/client-go requirement in $gomod"
+  k8s_minor=$client_go
+  local ldflags="-s -w -X $pkg/internal/version.version=$HELM_VERSION -X $pkg/internal/version.metadata="
+  ldflags+=" -X $pkg/internal/version.gitTreeState=clean"
+  for x in pkg/lint/rules pkg/chartutil; do
+    ldflags+=" -X $pkg/$x.k8sVersionMajor=1 -X $pkg/$x.k8sVersionMinor=$k8s_minor"
+  done
+  log "building helm $HELM_VERSION"
+  local t0=$SECONDS
+  GOBIN=$STAGE "${GO[@]}" install -p "$JOBS" -trimpath -ldflags="$ldflags" "$pkg/cmd/helm@$HELM_VERSION"
+  log "helm built in $((SECONDS - t0)) s"
+}
+
 # Publish one component: move its binaries in, then write its stamp, so an interrupted run never
 # leaves a directory that looks complete.
 publish() {
@@ -253,6 +283,7 @@ for c in "${TODO[@]}"; do
     etcd) build_etcd ;;
     kubernetes) build_kubernetes ;;
     kwok) build_kwok ;;
+    helm) build_helm ;;
   esac
   publish "$c"
 done
