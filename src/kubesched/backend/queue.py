@@ -707,6 +707,30 @@ class SchedulingQueue:
             out += [(q, GATED_Q if q.gated else UNSCHEDULABLE_Q) for q, _ in self._unschedulable.values()]
             return out
 
+    def unschedulable_plugin_counts(self) -> dict[tuple[str, str], int]:
+        """(plugin, profile) -> pods waiting in the queue that the plugin rejected or gates, as
+        upstream's ``scheduler_unschedulable_pods`` (counted from a failure or a gate until the pod
+        is popped again; pods in their attempt are not counted)."""
+        out: dict[tuple[str, str], int] = {}
+        with self._cond:
+            waiting = [i.qpi for i in self._active_uids.values()]
+            waiting += list(self._backoff_pods.values())
+            waiting += [q for q, _ in self._unschedulable.values()]
+            for qpi in waiting:
+                plugins = qpi.unschedulable_plugins | qpi.pending_plugins
+                if qpi.gated:
+                    plugins = plugins | {qpi.gating_plugin}
+                for plugin in plugins:
+                    key = (plugin, qpi.pod_info.scheduler_name)
+                    out[key] = out.get(key, 0) + 1
+        return out
+
+    def in_flight_counts(self) -> tuple[int, list[str]]:
+        """Pods in their scheduling attempt, and the label of every event kept for them
+        (upstream's ``scheduler_inflight_events``)."""
+        with self._cond:
+            return len(self._in_flight), [str(event) for event, _, _ in self._events]
+
     def counts(self) -> dict[str, int]:
         with self._cond:
             gated = sum(1 for q, _ in self._unschedulable.values() if q.gated)

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, make_wsgi_app
+from prometheus_client import CollectorRegistry, disable_created_metrics, make_wsgi_app
 
 log = logging.getLogger("kubesched.kube.server")
 
@@ -102,6 +102,8 @@ class HealthServer:
         """``ssl_context`` serves HTTPS; ``middleware`` wraps the app (authentication and
         authorization); ``hint`` ends the error when the address cannot be served."""
         self.host, self.port = parse_address(address)
+        # kube-scheduler's output has no *_created samples (prometheus_client's, process-wide).
+        disable_created_metrics()
         self.ssl_context = ssl_context
         self.hint = hint
         self._app: WSGIApp = middleware(self.app) if middleware is not None else self.app
