@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kubesched"
-PACKAGES = ["api", "backend", "bench", "config", "kube", "plugins", "sim", "testing"]
+PACKAGES = ["api", "backend", "bench", "config", "kube", "plugins", "scheduler", "sim", "testing"]
 
 
 def test_every_top_level_package_is_listed() -> None:

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-import kubesched.scheduler as scheduler_module
+import kubesched.scheduler.stats as scheduler_module
 from kubesched.scheduler import RECENT_BINDINGS, SchedulerStats
 from kubesched.testing import make_node, make_pod, new_framework
 

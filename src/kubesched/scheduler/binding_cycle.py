@@ -1,0 +1,149 @@
+"""The binding cycle: WaitOnPermit → PreBind → Bind → PostBind, run asynchronously (upstream ``bindingCycle``).
+
+The scheduling cycle hands it to ``backend.submit``; a pod waiting at Permit registers a
+continuation instead of blocking a thread (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ASSIGNED_POD_DELETE
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.scheduler.base import ScheduleResult
+from kubesched.scheduler.failure import _CLEAR, FailureHandlingMixin
+
+log = logging.getLogger("kubesched.scheduler")
+
+
+class BindingCycleMixin(FailureHandlingMixin):
+    """The binding cycle, and its error handling (Unreserve, forget, the pod back to the queue)."""
+
+    def _binding_cycle_entry(
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        start: float,
+    ) -> None:
+        wp = fw.get_waiting_pod(assumed.uid)
+        if wp is None:
+            self._binding_cycle(state, fw, result, qpi, assumed, start, Status(Code.SUCCESS))
+            return
+
+        def resume(permit: Status) -> None:
+            fw.waiting_pods.remove(assumed.uid)
+            self.cluster.submit(lambda: self._binding_cycle(state, fw, result, qpi, assumed, start, permit))
+
+        wp.on_done(resume)
+
+    def _binding_cycle(
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        start: float,
+        permit: Status,
+    ) -> None:
+        host = result.suggested_host
+        try:
+            status = self.binding_cycle(state, fw, result, qpi, assumed, permit)
+        except Exception as err:  # never lose a pod to a bug in a binding path
+            log.error("binding cycle of %s failed: %s", assumed.key, err)
+            log.debug("binding cycle of %s failed", assumed.key, exc_info=True)
+            status = Status.as_status(err)
+        if status.is_success():
+            # Upstream metrics.PodScheduled: the attempt from the cycle's start to the binding.
+            self.metrics.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - start)
+            return
+        self.handle_binding_cycle_error(state, fw, qpi, assumed, host, start, status)
+
+    def binding_cycle(
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        permit: Status,
+    ) -> Status:
+        host = result.suggested_host
+        # WaitOnPermit
+        if not permit.is_success():
+            return self._single_node_failure(qpi.pod_info, host, permit)
+        # Failures after this point are never "unschedulable": the pod goes to backoff.
+        self.queue.done(assumed.uid)
+        st = fw.run_pre_bind_plugins(state, assumed, host)
+        if not st.is_success():
+            return self._single_node_failure(qpi.pod_info, host, st)
+        st = self.bind(fw, state, assumed, host)
+        if not st.is_success():
+            return st
+        now = self.clock.now()
+        self.stats.bound(assumed.uid, now)
+        if self.metrics is not None:
+            first = qpi.initial_attempt_timestamp
+            self.metrics.observe_scheduled(qpi.attempts, (now - first) if first is not None else None)
+        log.debug(
+            "successfully bound pod %s to node %s (evaluated %d, feasible %d)",
+            assumed.key,
+            host,
+            result.evaluated_nodes,
+            result.feasible_nodes,
+        )
+        fw.run_post_bind_plugins(state, assumed, host)
+        return Status(Code.SUCCESS)
+
+    def bind(self, fw: Framework, state: CycleState, assumed: PodInfo, host: str) -> Status:
+        with self._lock:
+            if assumed.uid in self._bound_uids:  # belt and braces: never bind a pod twice
+                return Status(Code.ERROR, f"pod {assumed.key} was already bound")
+        st = fw.run_bind_plugins(state, assumed, host)
+        self.cache.finish_binding(assumed)
+        if st.is_success():
+            with self._lock:
+                self._bound_uids.add(assumed.uid)
+            self.cluster.record_event(
+                assumed.pod,
+                None,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
+                fw.profile_name,
+            )
+        elif st.is_skip():
+            st = Status(Code.ERROR, "no bind plugin bound the pod")
+        return st
+
+    def handle_binding_cycle_error(
+        self,
+        state: CycleState,
+        fw: Framework,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        start: float,
+        status: Status,
+    ) -> None:
+        fw.run_reserve_plugins_unreserve(state, assumed, host)
+        self._forget(assumed)
+        uid = assumed.uid
+        # Forgetting the pod frees what it held: an AssignedPodDelete for the other pods, which
+        # undoes the assumption rather than changing the cluster (see the queue's retry_may_help).
+        if status.is_rejected():
+            self.handle_scheduling_failure(fw, qpi, status, _CLEAR, start)
+            self.queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, assumed.pod, None, lambda q: q.pod_info.uid != uid, undo_of_assume=True
+            )
+        else:
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed.pod, None, undo_of_assume=True)
+            self.handle_scheduling_failure(fw, qpi, status, _CLEAR, start)

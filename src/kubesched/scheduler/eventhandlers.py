@@ -1,0 +1,158 @@
+"""The Scheduler's event handlers: cluster changes into the cache and the queue (upstream ``eventhandlers.go``).
+
+The backend calls them (the Scheduler registers itself as its
+:class:`kubesched.framework.cluster.EventHandlers`); an assigned pod goes to the cache, an
+unassigned one this scheduler is responsible for to the queue, and every change may move
+waiting pods back to activeQ or backoffQ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.framework.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    UNSCHEDULED_POD_ADD,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+)
+from kubesched.framework.types import PodInfo, same_parse_inputs, same_spec_inputs
+from kubesched.scheduler.base import SchedulerBase
+
+
+class EventHandlersMixin(SchedulerBase):
+    """``on_*``: what :class:`kubesched.framework.cluster.EventHandlers` asks for."""
+
+    def responsible_for(self, pod: Mapping[str, Any]) -> bool:
+        sched = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        return sched in self.frameworks
+
+    @staticmethod
+    def _assigned(pod: Mapping[str, Any]) -> bool:
+        return bool((pod.get("spec") or {}).get("nodeName"))
+
+    @staticmethod
+    def _terminated(pod: Mapping[str, Any]) -> bool:
+        return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+    def on_pod_add(self, pod: dict[str, Any]) -> None:
+        if self._terminated(pod):
+            return
+        if self._assigned(pod):
+            pi = PodInfo(pod)
+            self.cache.add_pod(pi)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, pod)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+            if self._unscheduled_pod_add_events:
+                # Upstream addPodToSchedulingQueue under the GangScheduling feature gate.
+                self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, pod)
+
+    def on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+        if self._terminated(new):
+            self.on_pod_delete(new)
+            return
+        if self._assigned(new):
+            was_assigned = old is not None and self._assigned(old)
+            if not was_assigned:
+                self.queue.delete(new)  # bound (by us or someone else): out of the queue
+            pi = PodInfo(new)
+            prev = self.cache.get_pod(pi.uid)
+            if prev is not None:
+                if same_parse_inputs(prev.pod, new):
+                    pi.inherit_parses(prev)  # e.g. the echo of our own binding: nothing to parse again
+                elif same_spec_inputs(prev.pod, new):
+                    pi.inherit_parses(prev, spec_only=True)  # a binding whose PreBind annotated the pod
+            self.cache.update_pod(pi)
+            event = ClusterEvent(
+                EventResource.ASSIGNED_POD, _pod_update_action(old, new) if was_assigned else ActionType.ADD
+            )
+            self.queue.move_all_to_active_or_backoff(event, old, new)
+        elif self.responsible_for(new):
+            if self.cache.is_assumed(str((new.get("metadata") or {}).get("uid") or "")):
+                # Upstream updatePodInSchedulingQueue: an assumed pod (its binding cycle patching it,
+                # e.g. at PreBind) is not scheduled again.
+                return
+            event = ClusterEvent(EventResource.UNSCHEDULED_POD, _pod_update_action(old, new))
+            self.queue.update(old, new, event)
+
+    def on_pod_delete(self, pod: dict[str, Any]) -> None:
+        pi = PodInfo(pod)
+        if self._assigned(pod) or (self.cache.get_pod(pi.uid) is not None and not self.cache.is_assumed(pi.uid)):
+            self.cache.remove_pod(pi)
+            with self._lock:
+                # Gone for good: a pod created again under the same UID is a new pod to schedule.
+                self._bound_uids.discard(pi.uid)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+            return
+        # Upstream deletePodFromSchedulingQueue: an unbound pod leaves the queue; if it was waiting
+        # at Permit it is rejected now (its binding cycle then unreserves and forgets it), and its
+        # resources are as good as freed.
+        self.queue.delete(pod)
+        rejected = [fw.reject_waiting_pod(pi.uid) for fw in self.frameworks.values()]
+        if any(rejected):
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+
+    def on_node_add(self, node: dict[str, Any]) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(NODE_ADD, None, node)
+
+    def on_node_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+        self.cache.update_node(new)
+        action = _node_update_action(old, new)
+        if action:
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(EventResource.NODE, action), old, new)
+
+    def on_node_delete(self, node: dict[str, Any]) -> None:
+        self.cache.remove_node(node["metadata"]["name"])
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(EventResource.NODE, ActionType.DELETE), node, None)
+
+    def on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> None:
+        """Any other kind (Namespace, PriorityClass, PDB, custom resources) changed."""
+        resource = {
+            "Namespace": EventResource.NAMESPACE,
+            "PriorityClass": EventResource.PRIORITY_CLASS,
+            "PodDisruptionBudget": EventResource.POD_DISRUPTION_BUDGET,
+        }.get(kind, EventResource.CUSTOM)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, kind), old, new)
+
+
+def _pod_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:
+    if old is None:
+        return ActionType.UPDATE_OTHER
+    action = ActionType(0)
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns = old.get("spec") or {}, new.get("spec") or {}
+    if om.get("labels") != nm.get("labels"):
+        action |= ActionType.UPDATE_POD_LABEL
+    if os_.get("tolerations") != ns.get("tolerations"):
+        action |= ActionType.UPDATE_POD_TOLERATION
+    if os_.get("schedulingGates") and not ns.get("schedulingGates"):
+        action |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    if os_.get("containers") != ns.get("containers") or os_.get("resources") != ns.get("resources"):
+        action |= ActionType.UPDATE_POD_SCALE_DOWN
+    return action or ActionType.UPDATE_OTHER
+
+
+def _node_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:
+    if old is None:
+        return ActionType.UPDATE_OTHER
+    action = ActionType(0)
+    ost, nst = old.get("status") or {}, new.get("status") or {}
+    if ost.get("allocatable") != nst.get("allocatable"):
+        action |= ActionType.UPDATE_NODE_ALLOCATABLE
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    if om.get("labels") != nm.get("labels"):
+        action |= ActionType.UPDATE_NODE_LABEL
+    if om.get("annotations") != nm.get("annotations"):
+        action |= ActionType.UPDATE_NODE_ANNOTATION
+    os_, ns = old.get("spec") or {}, new.get("spec") or {}
+    if os_.get("taints") != ns.get("taints") or os_.get("unschedulable") != ns.get("unschedulable"):
+        action |= ActionType.UPDATE_NODE_TAINT
+    if ost.get("conditions") != nst.get("conditions"):
+        action |= ActionType.UPDATE_NODE_CONDITION
+    return action

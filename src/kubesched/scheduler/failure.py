@@ -1,0 +1,118 @@
+"""What happens when an attempt fails: the pod back to the queue, a FailedScheduling event, its status.
+
+Upstream ``handleSchedulingFailure`` and its helpers (in ``schedule_one.go``); both the scheduling
+cycle and the binding cycle end here when they fail.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import (
+    Diagnosis,
+    FitError,
+    NominatingInfo,
+    NominatingMode,
+    PodInfo,
+    QueuedPodInfo,
+)
+from kubesched.scheduler.base import SchedulerBase
+
+log = logging.getLogger("kubesched.scheduler")
+
+NOTE_LENGTH_LIMIT = 1024
+
+
+def truncate_message(msg: str) -> str:
+    """Upstream ``truncateMessage``: events.k8s.io notes are limited to 1024 characters."""
+    if len(msg) <= NOTE_LENGTH_LIMIT:
+        return msg
+    suffix = " ..."
+    return msg[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
+
+
+class _NoNodes(Exception):
+    pass
+
+
+#: The nominating info of a failure that clears the pod's nomination.
+_CLEAR = NominatingInfo("", NominatingMode.OVERRIDE)
+
+
+class FailureHandlingMixin(SchedulerBase):
+    """Failure handling and the cleanup helpers every exit of a cycle shares."""
+
+    def _forget(self, assumed: PodInfo) -> None:
+        """Forget an assumed pod, telling the queue (its fingerprint of the assumed pods)."""
+        was_assumed = self.cache.is_assumed(assumed.uid)
+        self.cache.forget_pod(assumed)
+        if was_assumed:
+            self.queue.toggle_assumed(assumed.uid)
+
+    def _single_node_failure(self, pi: PodInfo, host: str, sts: Status) -> Status:
+        """Reserve/Permit/WaitOnPermit/PreBind rejections become a FitError with one node."""
+        if not sts.is_rejected():
+            return sts
+        d = Diagnosis()
+        d.node_to_status[host] = sts
+        if sts.plugin:
+            d.unschedulable_plugins.add(sts.plugin)
+        return Status(sts.code, error=FitError(pi, 1, d))
+
+    def handle_scheduling_failure(
+        self, fw: Framework, qpi: QueuedPodInfo, status: Status, nominating: NominatingInfo | None, start: float
+    ) -> None:
+        pi = qpi.pod_info
+        rejected = status.is_rejected()
+        reason = "Unschedulable" if rejected else "SchedulerError"
+        self.stats.failed(rejected)
+        self.metrics.observe_attempt(
+            "unschedulable" if rejected else "error", fw.profile_name, time.perf_counter() - start
+        )
+        err = status.error
+        msg = status.message()
+        qpi.unschedulable_plugins = set()
+        qpi.pending_plugins = set()
+        if isinstance(err, FitError):
+            qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            log.debug("unable to schedule pod %s; no fit; waiting: %s", pi.key, msg)
+        elif isinstance(err, _NoNodes):
+            log.debug("unable to schedule pod %s; no nodes are registered to the cluster; waiting", pi.key)
+        else:
+            log.warning("error scheduling pod %s; retrying: %s", pi.key, msg)
+        if status.code == Code.PENDING and status.plugin:
+            qpi.pending_plugins.add(status.plugin)
+        elif rejected and status.plugin and not isinstance(err, FitError):
+            qpi.unschedulable_plugins.add(status.plugin)
+        qpi.last_failure = msg
+
+        cached = self.cluster.get_pod(pi.namespace, pi.name)
+        if cached is None:
+            log.info("pod %s doesn't exist in informer cache", pi.key)
+            self.queue.done(pi.uid)
+        elif (cached.get("spec") or {}).get("nodeName"):
+            log.info("pod %s has been assigned to node; abort adding it back to queue", pi.key)
+            self.queue.done(pi.uid)
+        else:
+            if cached is not pi.pod:
+                pi.update(cached)
+            self.queue.add_unschedulable_if_not_present(qpi, error=not rejected)
+
+        if nominating is not None and nominating.mode == NominatingMode.OVERRIDE:
+            self.queue.add_nominated_pod(pi, nominating.nominated_node_name)
+        note = truncate_message(msg)
+        self.cluster.record_event(pi.pod, None, "Warning", "FailedScheduling", "Scheduling", note, fw.profile_name)
+        patch: dict[str, Any] = {
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": reason, "message": msg}]
+        }
+        if nominating is not None and (nominating.mode == NominatingMode.OVERRIDE):
+            patch["nominatedNodeName"] = nominating.nominated_node_name or None
+        if cached is not None:
+            try:
+                self.cluster.patch_pod_status(pi.pod, patch)
+            except Exception as e:
+                log.warning("error updating pod %s status: %s", pi.key, e)
