@@ -2,7 +2,7 @@
 # CI entry point: build (or reuse) the control plane and print the binary directory.
 #
 # .ci/run can do:   export KUBESCHED_CONTROLPLANE_BIN=$(bash scripts/ci-controlplane.sh)
-# Extra arguments go to controlplane.sh (e.g. --with-kwok). Progress goes to stderr; stdout is
+# Extra arguments go to controlplane.sh (e.g. --with-kwok, --with-helm). Progress goes to stderr; stdout is
 # only the directory. Measured on 2 cores with empty Go caches: about 4.5 minutes on a quiet
 # machine (downloads included), about 17 minutes under a load average near 10; a warm cache
 # returns in well under a second.
