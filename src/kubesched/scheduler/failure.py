@@ -36,7 +36,7 @@ def truncate_message(msg: str) -> str:
 
 
 class _NoNodes(Exception):
-    pass
+    """The snapshot has no node: the pod waits, logged as "no nodes are registered", not as an error."""
 
 
 #: The nominating info of a failure that clears the pod's nomination.

@@ -102,6 +102,8 @@ class FrameworkHandle:
 
 
 class _Recorder:
+    """Upstream ``events.EventRecorder``: a plugin's events go to the cluster under its profile's name."""
+
     def __init__(self, cluster: ClusterBackend, controller: str) -> None:
         self._cluster = cluster
         self._controller = controller

@@ -386,6 +386,8 @@ def _rotate(a: np.ndarray, start: int) -> np.ndarray:
 
 
 class _CycleError(Exception):
+    """A Status that ends the scheduling cycle where it happens (a plugin's Error, a failed PreScore)."""
+
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
