@@ -5,7 +5,8 @@ schedules; when it dies (SIGKILL: no release) the standby takes over once the le
 ``leaseTransitions`` counts the hand-over; a clean shutdown (SIGTERM) releases the Lease; a
 holder that loses the Lease stops scheduling at once and exits 1. Across all of it every pod is
 bound exactly once: one ``Scheduled`` event per pod, and no pod ever seen on two nodes.
-Short timings (4 s lease, 3 s renew deadline, 1 s retry) keep the tests quick.
+Short timings (4 s lease, 3 s renew deadline, 1 s retry) keep the tests quick; the slowed-renewal
+and frozen-connection cases, with kube-scheduler's timings, are in test_kube_leader_no_overlap.py.
 """
 
 from __future__ import annotations
