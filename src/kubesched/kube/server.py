@@ -103,7 +103,7 @@ class HealthServer:
         authorization); ``hint`` ends the error when the address cannot be served."""
         self.host, self.port = parse_address(address)
         # kube-scheduler's output has no *_created samples (prometheus_client's, process-wide).
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.ssl_context = ssl_context
         self.hint = hint
         self._app: WSGIApp = middleware(self.app) if middleware is not None else self.app
