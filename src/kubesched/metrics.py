@@ -188,6 +188,20 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        self.event_handling_duration = LightHistogram(
+            "scheduler_event_handling_duration_seconds",
+            "Event handling latency in seconds.",
+            ["event"],
+            buckets=_exp(0.0001, 2, 12),
+            registry=r,
+        )
+        self.goroutines = Gauge(
+            "scheduler_goroutines",
+            "Number of running goroutines split by the work they do such as binding.",
+            ["operation"],
+            registry=r,
+        )
+
         # Label children by label values: ``labels()`` costs more than the observation itself,
         # and these are observed several times per scheduling cycle.
         self._children: dict[tuple[object, ...], Any] = {}
@@ -224,3 +238,6 @@ class SchedulerMetrics:
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():
             self.pending_pods.labels(queue).set(n)
+
+    def observe_event_handling(self, event: str, seconds: float) -> None:
+        self._child(self.event_handling_duration, event).observe(seconds)

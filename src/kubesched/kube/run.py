@@ -36,6 +36,7 @@ from kubesched.kube.events import EventRecorder
 from kubesched.kube.klog import info_s, v
 from kubesched.kube.leaderelection import LeaderElector, LeaseLock, default_identity
 from kubesched.kube.metrics import ClientMetrics
+from kubesched.kube.process_metrics import register_process_metrics
 from kubesched.kube.secure_server import build_secure_server
 from kubesched.kube.server import HealthServer
 from kubesched.kube.serving import SecureServingOptions
@@ -118,6 +119,7 @@ class SchedulerApp:
         self.clock = RealClock()
         self.metrics = SchedulerMetrics()
         self.client_metrics = ClientMetrics(self.metrics.registry)
+        register_process_metrics(self.metrics.registry)
         cc = config.client_connection
         conn = connection_config(self.options.kubeconfig or cc.kubeconfig or None, master=self.options.master)
         self.client = KubeClient(conn, qps=cc.qps, burst=cc.burst, metrics=self.client_metrics)

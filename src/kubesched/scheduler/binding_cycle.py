@@ -32,6 +32,8 @@ class BindingCycleMixin(FailureHandlingMixin):
         assumed: PodInfo,
         start: float,
     ) -> None:
+        # Upstream counts the binding goroutine from its start, WaitOnPermit included.
+        self.metrics.goroutines.labels("binding").inc()
         wp = fw.get_waiting_pod(assumed.uid)
         if wp is None:
             self._binding_cycle(state, fw, result, qpi, assumed, start, Status(Code.SUCCESS))
@@ -60,6 +62,8 @@ class BindingCycleMixin(FailureHandlingMixin):
             log.error("binding cycle of %s failed: %s", assumed.key, err)
             log.debug("binding cycle of %s failed", assumed.key, exc_info=True)
             status = Status.as_status(err)
+        finally:
+            self.metrics.goroutines.labels("binding").dec()
         if status.is_success():
             # Upstream metrics.PodScheduled: the attempt from the cycle's start to the binding.
             self.metrics.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - start)

@@ -8,6 +8,7 @@ waiting pods back to activeQ or backoffQ.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +40,7 @@ class EventHandlersMixin(SchedulerBase):
     def _terminated(pod: Mapping[str, Any]) -> bool:
         return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
-    def on_pod_add(self, pod: dict[str, Any]) -> None:
+    def _on_pod_add(self, pod: dict[str, Any]) -> None:
         if self._terminated(pod):
             return
         if self._assigned(pod):
@@ -52,9 +53,9 @@ class EventHandlersMixin(SchedulerBase):
                 # Upstream addPodToSchedulingQueue under the GangScheduling feature gate.
                 self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, pod)
 
-    def on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+    def _on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         if self._terminated(new):
-            self.on_pod_delete(new)
+            self._on_pod_delete(new)
             return
         if self._assigned(new):
             was_assigned = old is not None and self._assigned(old)
@@ -80,7 +81,7 @@ class EventHandlersMixin(SchedulerBase):
             event = ClusterEvent(EventResource.UNSCHEDULED_POD, _pod_update_action(old, new))
             self.queue.update(old, new, event)
 
-    def on_pod_delete(self, pod: dict[str, Any]) -> None:
+    def _on_pod_delete(self, pod: dict[str, Any]) -> None:
         pi = PodInfo(pod)
         if self._assigned(pod) or (self.cache.get_pod(pi.uid) is not None and not self.cache.is_assumed(pi.uid)):
             self.cache.remove_pod(pi)
@@ -97,21 +98,21 @@ class EventHandlersMixin(SchedulerBase):
         if any(rejected):
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
 
-    def on_node_add(self, node: dict[str, Any]) -> None:
+    def _on_node_add(self, node: dict[str, Any]) -> None:
         self.cache.add_node(node)
         self.queue.move_all_to_active_or_backoff(NODE_ADD, None, node)
 
-    def on_node_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+    def _on_node_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         self.cache.update_node(new)
         action = _node_update_action(old, new)
         if action:
             self.queue.move_all_to_active_or_backoff(ClusterEvent(EventResource.NODE, action), old, new)
 
-    def on_node_delete(self, node: dict[str, Any]) -> None:
+    def _on_node_delete(self, node: dict[str, Any]) -> None:
         self.cache.remove_node(node["metadata"]["name"])
         self.queue.move_all_to_active_or_backoff(ClusterEvent(EventResource.NODE, ActionType.DELETE), node, None)
 
-    def on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> None:
+    def _on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> None:
         """Any other kind (Namespace, PriorityClass, PDB, custom resources) changed."""
         resource = {
             "Namespace": EventResource.NAMESPACE,
@@ -119,6 +120,55 @@ class EventHandlersMixin(SchedulerBase):
             "PodDisruptionBudget": EventResource.POD_DISRUPTION_BUDGET,
         }.get(kind, EventResource.CUSTOM)
         self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, kind), old, new)
+
+    # -- the handlers, timed as upstream's (scheduler_event_handling_duration_seconds{event}) -------
+    def on_pod_add(self, pod: dict[str, Any]) -> None:
+        if self._terminated(pod):
+            return
+        if self._assigned(pod):
+            label = "AssignedPodAdd"
+        elif self.responsible_for(pod):
+            label = "UnschedulablePodAdd"
+        else:
+            return  # upstream's informer filter never hands over another scheduler's pod
+        start = time.perf_counter()
+        self._on_pod_add(pod)
+        self.metrics.observe_event_handling(label, time.perf_counter() - start)
+
+    def on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+        label = "AssignedPodUpdate" if self._assigned(new) else "UnschedulablePodUpdate"
+        start = time.perf_counter()
+        self._on_pod_update(old, new)
+        self.metrics.observe_event_handling(label, time.perf_counter() - start)
+
+    def on_pod_delete(self, pod: dict[str, Any]) -> None:
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        label = "AssignedPodDelete" if self._assigned(pod) or self.cache.get_pod(uid) else "UnschedulablePodDelete"
+        start = time.perf_counter()
+        self._on_pod_delete(pod)
+        self.metrics.observe_event_handling(label, time.perf_counter() - start)
+
+    def on_node_add(self, node: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        self._on_node_add(node)
+        self.metrics.observe_event_handling("NodeAdd", time.perf_counter() - start)
+
+    def on_node_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        self._on_node_update(old, new)
+        self.metrics.observe_event_handling("NodeUpdate", time.perf_counter() - start)
+
+    def on_node_delete(self, node: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        self._on_node_delete(node)
+        self.metrics.observe_event_handling("NodeDelete", time.perf_counter() - start)
+
+    def on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> None:
+        """Any other kind (Namespace, PriorityClass, PDB, custom resources) changed."""
+        start = time.perf_counter()
+        self._on_object_event(kind, action, old, new)
+        verb = "Add" if action == ActionType.ADD else "Delete" if action == ActionType.DELETE else "Update"
+        self.metrics.observe_event_handling(f"{kind}{verb}", time.perf_counter() - start)
 
 
 def _pod_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:

@@ -7,6 +7,7 @@ import random
 import threading
 
 from kubesched.backend.cache import Cache
+from kubesched.backend.metrics import register as register_queue_and_cache_metrics
 from kubesched.backend.queue import SchedulingQueue
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import Clock
@@ -69,6 +70,8 @@ class Scheduler(EventHandlersMixin, ScheduleOneMixin):
         self._lock = threading.Lock()
         self._unscheduled_pod_add_events = any(fw.unscheduled_pod_add_events for fw in self.frameworks.values())
         self.log_plugins()
+        # The queue's and the cache's gauges, read when scraped (backend/metrics.py).
+        register_queue_and_cache_metrics(self.metrics.registry, self)
         # Last, once everything the handlers touch exists (upstream's New calls addAllEventHandlers).
         cluster.add_event_handlers(self)
 
