@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.filtering import all_filter_statuses
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import Diagnosis, FitError, PodInfo
 from kubesched.scheduler import Scheduler
@@ -84,7 +85,7 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
             st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) PreFilter result")
             diagnosis.node_to_status[ni.name] = st
             continue
-        outcome = fw.run_all_filter_plugins(state, pi, ni)
+        outcome = all_filter_statuses(fw.filter_plugins, state, pi, ni)
         for name, s in outcome.statuses.items():
             entry["filter"][name] = {"code": _code(s), "reasons": list(s.reasons)}
         first = outcome.first_failure()

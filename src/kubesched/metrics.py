@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString as _float_to_go_string
 
@@ -95,6 +95,53 @@ class _LightObserver:
             child.sum += amount
 
 
+class _LightCount:
+    __slots__ = ("_lock", "value")
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self._lock = lock
+        self.value = 0
+
+    def inc(self, amount: int = 1) -> None:
+        with self._lock:
+            self.value += amount
+
+
+class LightCounter(Collector):
+    """A Prometheus counter for what is counted per plugin call (``scheduler_plugin_evaluation_total``),
+    exposed like ``prometheus_client.Counter`` without ``_created``: a child is a number and a
+    lock, looked up once by the caller (the instrumented plugin wrappers), so an increment costs
+    a lock and an addition."""
+
+    def __init__(
+        self, name: str, documentation: str, labelnames: Sequence[str], *, registry: CollectorRegistry
+    ) -> None:
+        self.name = name.removesuffix("_total")
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self._lock = threading.Lock()
+        self._children: dict[tuple[str, ...], _LightCount] = {}
+        registry.register(self)
+
+    def labels(self, *values: str) -> _LightCount:
+        if len(values) != len(self.labelnames):
+            raise ValueError(f"{self.name}: expected {len(self.labelnames)} label values, got {len(values)}")
+        key = tuple(str(v) for v in values)
+        with self._lock:
+            child = self._children.get(key)
+            if child is None:
+                child = self._children[key] = _LightCount(self._lock)
+        return child
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        with self._lock:
+            snapshot = [(k, c.value) for k, c in self._children.items()]
+        for key, value in snapshot:
+            family.add_metric(list(key), value)
+        yield family
+
+
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
@@ -143,6 +190,15 @@ class SchedulerMetrics:
             "Duration for running a plugin at a specific extension point.",
             ["plugin", "extension_point", "status"],
             buckets=_exp(0.00001, 1.5, 20),
+            registry=r,
+        )
+        # Counted by the instrumented PreFilter/Filter/PreScore/Score plugins
+        # (framework/instrumented_plugins.py, upstream's instrumented_plugins.go).
+        self.plugin_evaluation_total = LightCounter(
+            "scheduler_plugin_evaluation_total",
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter, Filter, PreScore, and Score).",
+            ["plugin", "extension_point", "profile"],
             registry=r,
         )
         self.pending_pods = Gauge(
@@ -216,6 +272,10 @@ class SchedulerMetrics:
     # Narrow entry points used by the framework and queue -------------------------------------
     def framework_extension_point_duration(self, point: str, status: Status, profile: str, seconds: float) -> None:
         self._child(self.extension_point_duration, point, status.code.upstream_name, profile).observe(seconds)
+
+    def plugin_evaluation_counter(self, plugin: str, point: str, profile: str) -> _LightCount:
+        """The ``scheduler_plugin_evaluation_total`` child a wrapped plugin increments."""
+        return self.plugin_evaluation_total.labels(plugin, point, profile)
 
     def queue_incoming(self, queue: str, event: str) -> None:
         self._child(self.queue_incoming_pods, queue, event).inc()

@@ -1,6 +1,6 @@
-"""When a pod fits nowhere the scheduler explains every node with
-``Framework.run_filter_plugins_on_rows``, which asks a plugin's batch mask which nodes pass and calls
-its per-node Filter only on the others. The statuses (code, reasons, plugin) must be exactly those of
+"""When a pod fits nowhere the scheduler explains every node with ``NodeFilter.statuses``
+(``Framework.node_filter``), which asks a plugin's batch mask which nodes pass and calls its per-node
+Filter only on the others. The statuses (code, reasons, plugin) must be exactly those of
 the reference chain, ``run_filter_plugins`` node by node (upstream stops at the first failing
 plugin), on random clusters with taints, cordoned nodes, labels, node selectors and affinity,
 tolerations and resource requests."""
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_batch_cluster import nodes, pods
@@ -39,6 +40,6 @@ def test_statuses_on_rows_equal_the_per_node_chain(
         return
     snap = fw.scheduler.snapshot
     rows = list(range(snap.num_nodes()))[::-1]
-    got = fw.framework.run_filter_plugins_on_rows(fw.state, pi, snap, rows)
+    got = fw.framework.node_filter(fw.state, pi, snap, np.asarray(rows, dtype=np.intp)).statuses(rows)
     want = [fw.framework.run_filter_plugins(fw.state, pi, snap.node_infos[r]) for r in rows]
     assert [(s.code, s.reasons, s.plugin) for s in got] == [(s.code, s.reasons, s.plugin) for s in want]

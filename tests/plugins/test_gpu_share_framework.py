@@ -1,8 +1,8 @@
 """Framework support added for GpuShare's trace replay (issue 6), checked against the reference forms.
 
 A pod that fits no node is explained by every Filter plugin's status on every node (upstream
-``findNodesThatPassFilters`` then ``FitError``). ``Framework.run_filter_plugins_on_rows`` computes
-those statuses plugin by plugin, with ``filter_batch_statuses`` where a plugin has it; it must give
+``findNodesThatPassFilters`` then ``FitError``). ``NodeFilter.statuses`` (``Framework.node_filter``)
+computes those statuses plugin by plugin, with ``filter_batch_statuses`` where a plugin has it; it must give
 exactly what ``run_filter_plugins`` gives node by node, and NodeResourcesFit's batch statuses exactly
 what its ``filter`` (upstream ``fitsRequest``, pkg/scheduler/framework/plugins/noderesources/fit.go)
 returns. The FailedScheduling message is upstream's histogram either way.
@@ -79,7 +79,7 @@ def test_statuses_on_rows_equal_the_per_node_chain(
         return
     snap = fw.scheduler.snapshot
     rows = list(range(len(nodes)))[::-1]
-    batch = fw.framework.run_filter_plugins_on_rows(fw.state, pi, snap, rows)
+    batch = fw.framework.node_filter(fw.state, pi, snap, np.asarray(rows, dtype=np.intp)).statuses(rows)
     reference = [fw.framework.run_filter_plugins(fw.state, pi, snap.node_infos[r]) for r in rows]
     assert [(s.code, s.reasons, s.plugin) for s in batch] == [(s.code, s.reasons, s.plugin) for s in reference]
 

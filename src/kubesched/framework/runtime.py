@@ -12,29 +12,36 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.api.errors import InvalidObjectError
 from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 
 from .cycle_state import CycleState
 from .events import WILDCARD_EVENT, ClusterEventWithHint
+from .filtering import (
+    FilterOutcome,
+    FilterPlugins,
+    NodeFilter,
+    run_filter_plugins,
+    run_filter_plugins_with_nominated_pods,
+)
+from .instrumented_plugins import instrument_filter, instrument_pre_filter, instrument_pre_score, instrument_score
 from .interfaces import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
     MIN_NODE_SCORE,
-    BatchFilterPlugin,
     BatchScorePlugin,
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
     PermitPlugin,
+    Plugin,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -46,6 +53,7 @@ from .interfaces import (
     ScorePlugin,
 )
 from .node_rows import names_of
+from .plugin_calls import call_plugin, call_plugin_pair, debug_traceback, exception_status, one_line, quote
 from .registry import Registry
 from .status import Code, Status, StatusLike
 from .types import (
@@ -58,6 +66,12 @@ from .types import (
     QueuedPodInfo,
 )
 from .waiting_pods import WaitingPod, WaitingPodsMap
+
+if TYPE_CHECKING:
+    from kubesched.metrics import SchedulerMetrics
+
+    from .clock import Clock
+    from .snapshot import Snapshot
 
 log = logging.getLogger("kubesched.framework")
 
@@ -109,13 +123,13 @@ def _permit_timeout(value: Any) -> float | None:
     return None if math.isnan(t) else t
 
 
-def _q(name: str) -> str:
-    """Go's ``%q`` of a plugin or pod name: upstream's messages quote names with double quotes."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+_q = quote
+_one_line = one_line
+_debug_traceback = debug_traceback
 
 
 def _extension(
-    plugin: Any, method: str, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo
+    plugin: PreFilterPlugin, method: str, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo
 ) -> StatusLike:
     """A PreFilter plugin's AddPod/RemovePod (Success when it has no extensions)."""
     ext = plugin.pre_filter_extensions()
@@ -126,17 +140,6 @@ def _extension(
 
 def _implements(plugin: object, proto: type) -> bool:
     return isinstance(plugin, proto)
-
-
-def _one_line(err: object) -> str:
-    """An exception's text on one line (a log line or a message per problem)."""
-    return " ".join(str(err).split()) or type(err).__name__
-
-
-def _debug_traceback(plugin: str, point: str) -> None:
-    """The traceback of the exception being handled, at -v 4 (DEBUG) only: a plugin's failure is
-    reported once as a status or a warning line, never as a traceback at the default verbosity."""
-    log.debug("plugin %s failed at %s", plugin, point, exc_info=True)
 
 
 def _priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -173,16 +176,42 @@ def _bad_scores(scores: Any, n: int) -> str | None:
 
 
 @dataclass
-class FilterOutcome:
-    """Per-plugin statuses of one node when every Filter plugin runs (``kubesched explain``)."""
+class ExtensionPoints:
+    """A profile's plugins at each extension point, in the order they run (upstream's
+    ``frameworkImpl.preFilterPlugins`` ... ``postBindPlugins``). Attribute names are the
+    configuration's (``Plugins``, :data:`EXTENSION_POINTS`); ``points["filter"]`` reads one by
+    that name (construction, ``list_plugins``, tests)."""
 
-    statuses: dict[str, Status] = field(default_factory=dict)
+    pre_enqueue: list[PreEnqueuePlugin] = field(default_factory=list)
+    queue_sort: list[QueueSortPlugin] = field(default_factory=list)
+    pre_filter: list[PreFilterPlugin] = field(default_factory=list)
+    filter: list[FilterPlugin] = field(default_factory=list)
+    post_filter: list[PostFilterPlugin] = field(default_factory=list)
+    pre_score: list[PreScorePlugin] = field(default_factory=list)
+    score: list[ScorePlugin] = field(default_factory=list)
+    reserve: list[ReservePlugin] = field(default_factory=list)
+    permit: list[PermitPlugin] = field(default_factory=list)
+    pre_bind: list[PreBindPlugin] = field(default_factory=list)
+    bind: list[BindPlugin] = field(default_factory=list)
+    post_bind: list[PostBindPlugin] = field(default_factory=list)
 
-    def first_failure(self) -> Status | None:
-        for s in self.statuses.values():
-            if not s.is_success() and not s.is_skip():
-                return s
-        return None
+    def __getitem__(self, point: str) -> list[Plugin]:
+        if point not in EXTENSION_POINTS:
+            raise KeyError(point)
+        return cast(list[Plugin], getattr(self, point))
+
+    def __setitem__(self, point: str, plugins: list[Plugin]) -> None:
+        if point not in EXTENSION_POINTS:
+            raise KeyError(point)
+        setattr(self, point, plugins)
+
+    def __iter__(self) -> Iterator[str]:
+        """The points' names, as iterating the dict this replaces did."""
+        return iter([f.name for f in fields(self)])
+
+    def items(self) -> list[tuple[str, list[Plugin]]]:
+        """(point, plugins) for every point, in :data:`EXTENSION_POINTS` order."""
+        return [(name, self[name]) for name in self]
 
 
 @dataclass
@@ -209,26 +238,27 @@ class Framework:
         registry: Registry,
         handle: Any,
         *,
-        metrics: Any = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.profile = profile
         self.profile_name = profile.scheduler_name
         self.handle = handle
         self.metrics = metrics
         self.waiting_pods = WaitingPodsMap()
-        self.plugins: dict[str, Any] = {}
+        self.plugins: dict[str, Plugin] = {}
         self.score_weights: dict[str, int] = {}
-        self.points: dict[str, list[Any]] = {p: [] for p in EXTENSION_POINTS}
+        self.points = ExtensionPoints()
         self._build(profile.plugins, registry)
-        self.queue_sort = self.points["queue_sort"][0]
+        self.queue_sort = self.points.queue_sort[0]
         #: Whether an enabled plugin asked for ``UnscheduledPod``/``Add`` events (see above).
         self.unscheduled_pod_add_events = any(
             getattr(p, UNSCHEDULED_POD_ADD_EVENTS, False) is True for p in self.plugins.values()
         )
+        if metrics is not None:
+            self._set_instrumented_plugins(metrics)
         #: Plugins with a batch Score form (checked once: Protocol isinstance checks are slow).
-        self._batch_score = {p.name for p in self.points["score"] if _implements(p, BatchScorePlugin)}
-        self.batch_filter = [p for p in self.points["filter"] if _implements(p, BatchFilterPlugin)]
-        self.per_node_filter = [p for p in self.points["filter"] if not _implements(p, BatchFilterPlugin)]
+        self._batch_score = {p.name for p in self.points.score if _implements(p, BatchScorePlugin)}
+        self._filters = FilterPlugins.of(self.points.filter)
 
     # ------------------------------------------------------------------------------------------
     # construction
@@ -286,13 +316,24 @@ class Framework:
         self._add_implied_pre_enqueue(plugins.pre_enqueue)
 
         self._score_weights(plugins)
-        if len(self.points["queue_sort"]) != 1:
+        if len(self.points.queue_sort) != 1:
             raise FrameworkError(
                 f"profile {self.profile_name!r}: exactly one QueueSort plugin is required, "
-                f"got {len(self.points['queue_sort'])}"
+                f"got {len(self.points.queue_sort)}"
             )
-        if not self.points["bind"]:
+        if not self.points.bind:
             raise FrameworkError(f"profile {self.profile_name!r}: at least one Bind plugin is required")
+
+    def _set_instrumented_plugins(self, metrics: SchedulerMetrics) -> None:
+        """Upstream ``setInstrumentedPlugins``: the PreFilter, Filter, PreScore and Score plugins
+        replaced by wrappers counting ``scheduler_plugin_evaluation_total``
+        (framework/instrumented_plugins.py); ``self.plugins`` keeps the plugins themselves."""
+        points, profile = self.points, self.profile_name
+        count = metrics.plugin_evaluation_counter
+        points.pre_filter = [instrument_pre_filter(p, count(p.name, "PreFilter", profile)) for p in points.pre_filter]
+        points.filter = [instrument_filter(p, count(p.name, "Filter", profile)) for p in points.filter]
+        points.pre_score = [instrument_pre_score(p, count(p.name, "PreScore", profile)) for p in points.pre_score]
+        points.score = [instrument_score(p, count(p.name, "Score", profile)) for p in points.score]
 
     def _expand_multi_point(self, attr: str, upstream: str, proto: type, pset: PluginSet, multi: PluginSet) -> None:
         """Upstream ``expandMultiPointPlugins``: specific config wins over multiPoint."""
@@ -329,8 +370,8 @@ class Framework:
                     f"profile {self.profile_name!r}: plugin {name!r} sets {IMPLIED_PRE_ENQUEUE} "
                     "but does not extend PreEnqueue plugin"
                 )
-            if plugin not in self.points["pre_enqueue"] and not disabled & {name, "*"}:
-                self.points["pre_enqueue"].append(plugin)
+            if plugin not in self.points.pre_enqueue and not disabled & {name, "*"}:
+                self.points.pre_enqueue.append(cast(PreEnqueuePlugin, plugin))
 
     def _score_weights(self, plugins: Plugins) -> None:
         weights: dict[str, int] = {}
@@ -339,7 +380,7 @@ class Framework:
         for ref in plugins.score.enabled:  # the specific point's weight takes precedence
             weights[ref.name] = ref.weight or 1
         total = 0
-        for p in self.points["score"]:
+        for p in self.points.score:
             w = weights.get(p.name, 1)
             self.score_weights[p.name] = w
             total += w * MAX_NODE_SCORE
@@ -372,7 +413,7 @@ class Framework:
             for p in self.points[attr]:
                 if p.name in out:
                     continue
-                if _implements(p, EnqueueExtensions):
+                if isinstance(p, EnqueueExtensions):
                     try:
                         events = list(p.events_to_register())
                     except Exception as err:
@@ -401,50 +442,19 @@ class Framework:
     # helpers
     # ------------------------------------------------------------------------------------------
     def _observe(self, point: str, status: Status, start: float) -> None:
+        """``scheduler_framework_extension_point_duration_seconds``, recorded by each ``run_*`` as
+        upstream's ``Run*Plugins`` do in their deferred ``metrics.FrameworkExtensionPointDuration``
+        (pkg/scheduler/framework/runtime/framework.go); evaluations are counted by the wrappers
+        (:meth:`_set_instrumented_plugins`)."""
         if self.metrics is not None:
             self.metrics.framework_extension_point_duration(
                 point, status, self.profile_name, time.perf_counter() - start
             )
 
-    def _call(self, plugin: Any, point: str, fn: Callable[..., StatusLike], *args: Any) -> Status:
-        """Run one plugin method, ``fn(*args)``: ``None`` -> Success, an exception -> Error naming
-        the plugin.
-
-        The Error carries the bare exception text; each extension point wraps it in upstream's
-        message for that point (``running PreFilter plugin "X": ...``)."""
-        try:
-            result = fn(*args)
-        except Exception as err:
-            return self._exception_status(plugin, point, err)
-        if result is None:
-            return Status(Code.SUCCESS)
-        if type(result) is not Status and not isinstance(result, Status):
-            return Status(Code.ERROR, f"returned {result!r}, not a Status", plugin=plugin.name)
-        return result
-
-    def _call_pair(
-        self, plugin: Any, point: str, fn: Callable[..., tuple[Any, StatusLike]], *args: Any
-    ) -> tuple[Any, Status]:
-        """:meth:`_call` for methods returning ``(value, status)`` (PreFilter, Permit, PostFilter)."""
-        try:
-            value, result = fn(*args)
-        except Exception as err:
-            return None, self._exception_status(plugin, point, err)
-        if result is None:
-            return value, Status(Code.SUCCESS)
-        if type(result) is not Status and not isinstance(result, Status):
-            return value, Status(Code.ERROR, f"returned {result!r}, not a Status", plugin=plugin.name)
-        return value, result
-
-    @staticmethod
-    def _exception_status(plugin: Any, point: str, err: Exception) -> Status:
-        """A plugin's exception as its Error status. The scheduler logs the status's message once
-        (one line, as upstream logs an error status); the traceback only at -v 4 (DEBUG)."""
-        if isinstance(err, InvalidObjectError):  # bad input, not a bug: no traceback
-            log.warning("plugin %s at %s: invalid object: %s", plugin.name, point, err)
-        else:
-            _debug_traceback(plugin.name, point)
-        return Status(Code.ERROR, str(err) or type(err).__name__, error=err, plugin=plugin.name)
+    #: One plugin method called safely (framework/plugin_calls.py); ``explain`` uses it too.
+    _call = staticmethod(call_plugin)
+    _call_pair = staticmethod(call_plugin_pair)
+    _exception_status = staticmethod(exception_status)
 
     # ------------------------------------------------------------------------------------------
     # queue
@@ -471,7 +481,7 @@ class Framework:
             return _priority_sort_less(a, b)
 
     def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status:
-        for p in self.points["pre_enqueue"]:
+        for p in self.points.pre_enqueue:
             s = self._call(p, "PreEnqueue", p.pre_enqueue, pod)
             if not s.is_success():
                 if not s.is_rejected():
@@ -493,7 +503,7 @@ class Framework:
         skip: set[str] = set()
         returned: Status | None = None
         narrowing_plugins: list[str] = []
-        for p in self.points["pre_filter"]:
+        for p in self.points.pre_filter:
             r, s = self._call_pair(p, "PreFilter", p.pre_filter, state, pod, nodes)
             if s.is_skip():
                 skip.add(p.name)
@@ -537,7 +547,7 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:
-        for p in self.points["pre_filter"]:
+        for p in self.points.pre_filter:
             if p.name in state.skip_filter_plugins:
                 continue
             s = self._call(
@@ -552,7 +562,7 @@ class Framework:
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
-        for p in self.points["pre_filter"]:
+        for p in self.points.pre_filter:
             if p.name in state.skip_filter_plugins:
                 continue
             s = self._call(
@@ -566,168 +576,31 @@ class Framework:
                 )
         return Status(Code.SUCCESS)
 
-    def _filter_with(self, plugins: Sequence[Any], state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status:
-        for p in plugins:
-            if p.name in state.skip_filter_plugins:
-                continue
-            s = self._call(p, "Filter", p.filter, state, pod, node_info)
-            if s.is_success():
-                continue
-            s.plugin = p.name
-            if not s.is_rejected():
-                # Filter plugins may only return Success or a rejection: anything else is an Error.
-                return Status(
-                    Code.ERROR, f"running {_q(p.name)} filter plugin: {s.message()}", error=s.error, plugin=p.name
-                )
-            return s
-        return Status(Code.SUCCESS)
-
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status:
-        """Every Filter plugin in order on one node, stopping at the first failure (upstream)."""
-        return self._filter_with(self.points["filter"], state, pod, node_info)
-
-    def run_filter_plugins_on_rows(
-        self, state: CycleState, pod: PodInfo, snapshot: Any, rows: Sequence[int]
-    ) -> list[Status]:
-        """:meth:`run_filter_plugins` on each node ``snapshot.node_infos[r]`` of ``rows``: the same
-        statuses, computed plugin by plugin over the nodes still passing. A plugin with
-        ``filter_batch_statuses`` answers for all of them at once, the others run node by node.
-
-        The scheduler explains a pod that fits nowhere with it: on a large cluster, calling every
-        plugin on every node was most of the cost of each failed attempt."""
-        codes, statuses = self.run_filter_plugins_on_rows_coded(state, pod, snapshot, rows)
-        return list(map(statuses.__getitem__, codes.tolist()))
-
-    def run_filter_plugins_on_rows_coded(
-        self, state: CycleState, pod: PodInfo, snapshot: Any, rows: Sequence[int] | npt.NDArray[np.intp]
-    ) -> tuple[npt.NDArray[np.int64], list[Status]]:
-        """:meth:`run_filter_plugins_on_rows` as ``(codes, statuses)``: the status of ``rows[k]`` is
-        ``statuses[codes[k]]``. Nodes rejected for the same reason share one Status, so a caller
-        can count them per reason without visiting every node."""
-        nodes = snapshot.node_infos
-        row_array = np.asarray(rows, dtype=np.intp)
-        statuses: list[Status] = [Status(Code.SUCCESS)]
-        codes = np.zeros(len(row_array), dtype=np.int64)
-        pending = np.arange(len(row_array))
-        for p in self.points["filter"]:
-            if not len(pending):
-                break
-            if p.name in state.skip_filter_plugins:
-                continue
-            batch = getattr(p, "filter_batch_statuses", None)
-            if not callable(batch):
-                candidates = pending
-                passed = np.zeros(0, dtype=np.intp)
-                mask_fn = getattr(p, "filter_batch", None) if p in self.batch_filter else None
-                if mask_fn is not None:
-                    # The batch mask tells which nodes pass; only the others need the per-node
-                    # call, for their status (a node it rejects that the per-node form accepts
-                    # stays pending, as the reference says).
-                    try:
-                        mask = mask_fn(state, pod, snapshot, row_array[pending])
-                    except Exception:
-                        mask = np.zeros(len(pending), dtype=np.bool_)
-                    if mask is None:
-                        continue
-                    passed, candidates = pending[mask], pending[~mask]
-                still: list[int] = passed.tolist()
-                for k in candidates.tolist():
-                    s = self._filter_with((p,), state, pod, nodes[int(row_array[k])])
-                    if s.is_success():
-                        still.append(k)
-                    else:
-                        codes[k] = len(statuses)
-                        statuses.append(s)
-                pending = np.array(sorted(still), dtype=np.intp)
-                continue
-            try:
-                got, answers = batch(state, pod, snapshot, row_array[pending])
-                got = np.asarray(got, dtype=np.int64)
-                rejected = got >= 0
-                codes[pending[rejected]] = got[rejected] + len(statuses)
-                statuses.extend(self._filter_rejection(p, s) for s in answers)
-            except Exception as err:
-                _debug_traceback(p.name, "Filter (batch statuses)")
-                error = Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
-                codes[pending] = len(statuses)
-                statuses.append(error)
-                return codes, statuses
-            pending = pending[~rejected]
-        return codes, statuses
-
-    @staticmethod
-    def _filter_rejection(plugin: Any, s: Status) -> Status:
-        """A Filter plugin's non-Success status as :meth:`_filter_with` reports it."""
-        s.plugin = plugin.name
-        if not s.is_rejected():
-            return Status(
-                Code.ERROR, f"running {_q(plugin.name)} filter plugin: {s.message()}", error=s.error, plugin=plugin.name
-            )
-        return s
-
-    def active_per_node_filters(self, state: CycleState) -> list[Any]:
-        """The plugins without a batch form that this cycle runs (PreFilter did not skip them)."""
-        skip = state.skip_filter_plugins
-        return [p for p in self.per_node_filter if p.name not in skip] if skip else list(self.per_node_filter)
-
-    def run_filter_plugins_subset(
-        self, plugins: Sequence[Any], state: CycleState, pod: PodInfo, node_info: NodeInfo
-    ) -> Status:
-        """``plugins`` (a subset of the Filter plugins, in order) on one node."""
-        return self._filter_with(plugins, state, pod, node_info)
-
-    def run_all_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> FilterOutcome:
-        """Every Filter plugin, not stopping at failures: what ``kubesched explain`` shows."""
-        out = FilterOutcome()
-        for p in self.points["filter"]:
-            if p.name in state.skip_filter_plugins:
-                out.statuses[p.name] = Status(Code.SKIP)
-                continue
-            s = self._call(p, "Filter", p.filter, state, pod, node_info)
-            s.plugin = p.name
-            out.statuses[p.name] = s
-        return out
-
-    def run_batch_filters(
-        self, state: CycleState, pod: PodInfo, snapshot: Any, indices: npt.NDArray[np.intp]
-    ) -> npt.NDArray[np.bool_] | Status:
-        """AND of every batch Filter's mask over ``indices``, or an Error status."""
-        mask = np.ones(len(indices), dtype=np.bool_)
-        skip = state.skip_filter_plugins
-        for p in self.batch_filter:
-            if p.name in skip:
-                continue
-            try:
-                m = p.filter_batch(state, pod, snapshot, indices)
-                if m is not None:
-                    mask &= m
-            except Exception as err:
-                _debug_traceback(p.name, "Filter (batch)")
-                return Status(Code.ERROR, f"running {_q(p.name)} filter plugin: {err}", error=err, plugin=p.name)
-        return mask
+        """Upstream ``RunFilterPlugins``: every Filter plugin in order on one node, stopping at the
+        first failure (the reference chain the batch forms agree with)."""
+        return run_filter_plugins(self._filters.all, state, pod, node_info)
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, nominated: Sequence[PodInfo] = ()
     ) -> Status:
-        """Upstream: filters run with ≥-priority nominated pods added, then (if any) without them."""
-        relevant = [p for p in nominated if p.uid != pod.uid and p.priority >= pod.priority]
-        for with_nominated in (True, False):
-            if with_nominated and relevant:
-                st2 = state.clone()
-                ni2 = node_info.clone()
-                for np_ in relevant:
-                    ni2.add_pod(np_)
-                    s = self.run_pre_filter_extension_add_pod(st2, pod, np_, ni2)
-                    if not s.is_success():
-                        return s
-                s = self.run_filter_plugins(st2, pod, ni2)
-            elif with_nominated:
-                continue
-            else:
-                s = self.run_filter_plugins(state, pod, node_info)
-            if not s.is_success():
-                return s
-        return Status(Code.SUCCESS)
+        """Upstream ``RunFilterPluginsWithNominatedPods`` on one node: the filters with the
+        nominated pods of at least the pod's priority added, then (if any) without them."""
+        return run_filter_plugins_with_nominated_pods(
+            self._filters.all, self.run_pre_filter_extension_add_pod, state, pod, node_info, nominated
+        )
+
+    def node_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: npt.NDArray[np.intp]
+    ) -> NodeFilter:
+        """The scheduling cycle's Filter over ``rows`` of the snapshot: the batch forms of
+        ``run_filter_plugins_with_nominated_pods`` (framework/filtering.py)."""
+        return NodeFilter(self._filters, self.run_pre_filter_extension_add_pod, state, pod, snapshot, rows)
+
+    @property
+    def filter_plugins(self) -> tuple[FilterPlugin, ...]:
+        """The Filter plugins in order (``kubesched explain`` runs each on each node)."""
+        return self._filters.all
 
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
@@ -736,13 +609,13 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         result: PostFilterResult | None = None
-        for p in self.points["post_filter"]:
+        for p in self.points.post_filter:
             r: PostFilterResult | None = None
 
-            def call(p: Any = p) -> StatusLike:
+            def call(p: PostFilterPlugin = p) -> StatusLike:
                 nonlocal r
                 r, st = p.post_filter(state, pod, filtered_node_status)
-                return cast(StatusLike, st)
+                return st
 
             s = self._call(p, "PostFilter", call)
             if s.is_success() or s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -766,7 +639,7 @@ class Framework:
     def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         start = time.perf_counter()
         skip: set[str] = set()
-        for p in self.points["pre_score"]:
+        for p in self.points.pre_score:
             s = self._call(p, "PreScore", p.pre_score, state, pod, nodes)
             if s.is_skip():
                 skip.add(p.name)
@@ -786,7 +659,7 @@ class Framework:
         state: CycleState,
         pod: PodInfo,
         nodes: Sequence[NodeInfo],
-        snapshot: Any = None,
+        snapshot: Snapshot | None = None,
         indices: npt.NDArray[np.intp] | None = None,
     ) -> ScoreResult | Status:
         """Score, normalise and weight; scores outside [0, 100] after normalisation are an Error."""
@@ -795,12 +668,12 @@ class Framework:
         raw: dict[str, npt.NDArray[np.int64]] = {}
         normalized: dict[str, npt.NDArray[np.int64]] = {}
         total = np.zeros(len(nodes), dtype=np.int64)
-        for p in self.points["score"]:
+        for p in self.points.score:
             if p.name in state.skip_score_plugins:
                 continue
             try:
                 if snapshot is not None and indices is not None and p.name in self._batch_score:
-                    got = p.score_batch(state, pod, snapshot, indices)
+                    got = cast(BatchScorePlugin, p).score_batch(state, pod, snapshot, indices)
                     why = _bad_scores(got, len(nodes))
                     if why is not None:
                         return self._score_error(p.name, why, start, "score")
@@ -880,7 +753,7 @@ class Framework:
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
-        for p in self.points["reserve"]:
+        for p in self.points.reserve:
             s = self._call(p, "Reserve", p.reserve, state, pod, node_name)
             if not s.is_success():
                 s.plugin = p.name
@@ -895,7 +768,7 @@ class Framework:
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Every Reserve plugin's Unreserve, in reverse order; failures are logged, never raised."""
         start = time.perf_counter()
-        for p in reversed(self.points["reserve"]):
+        for p in reversed(self.points.reserve):
             try:
                 p.unreserve(state, pod, node_name)
             except Exception as err:  # upstream's Unreserve returns nothing: only logged
@@ -903,7 +776,7 @@ class Framework:
                 _debug_traceback(p.name, "Unreserve")
         self._observe("Unreserve", Status(Code.SUCCESS), start)
 
-    def run_permit_plugins(self, state: CycleState, pod: PodInfo, node_name: str, clock: Any) -> Status:
+    def run_permit_plugins(self, state: CycleState, pod: PodInfo, node_name: str, clock: Clock) -> Status:
         """Success, a rejection, or Wait (a WaitingPod is registered with one timer per plugin).
 
         A Wait's timeout follows upstream's ``RunPermitPlugins``: above ``maxTimeout`` (15 min) it
@@ -913,13 +786,13 @@ class Framework:
         plugin's Error for this pod, which backs off like any other."""
         start = time.perf_counter()
         timeouts: dict[str, float] = {}
-        for p in self.points["permit"]:
+        for p in self.points.permit:
             timeout: Any = 0.0
 
-            def call(p: Any = p) -> StatusLike:
+            def call(p: PermitPlugin = p) -> StatusLike:
                 nonlocal timeout
                 st, timeout = p.permit(state, pod, node_name)
-                return cast(StatusLike, st)
+                return st
 
             s = self._call(p, "Permit", call)
             if s.is_success():
@@ -946,7 +819,7 @@ class Framework:
 
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
-        for p in self.points["pre_bind"]:
+        for p in self.points.pre_bind:
             s = self._call(p, "PreBind", p.pre_bind, state, pod, node_name)
             if s.is_skip():
                 continue
@@ -963,7 +836,7 @@ class Framework:
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
         s = Status(Code.SKIP)
-        for p in self.points["bind"]:
+        for p in self.points.bind:
             s = self._call(p, "Bind", p.bind, state, pod, node_name)
             if s.is_skip():
                 continue
@@ -979,7 +852,7 @@ class Framework:
 
     def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         start = time.perf_counter()
-        for p in self.points["post_bind"]:
+        for p in self.points.post_bind:
             try:
                 p.post_bind(state, pod, node_name)
             except Exception as err:  # upstream's PostBind returns nothing: only logged
@@ -1001,13 +874,13 @@ class Framework:
         return True
 
     def has_filter_plugins(self) -> bool:
-        return bool(self.points["filter"])
+        return bool(self.points.filter)
 
     def has_post_filter_plugins(self) -> bool:
-        return bool(self.points["post_filter"])
+        return bool(self.points.post_filter)
 
     def has_score_plugins(self) -> bool:
-        return bool(self.points["score"])
+        return bool(self.points.score)
 
 
 __all__ = [

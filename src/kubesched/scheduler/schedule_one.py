@@ -12,12 +12,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from kubesched.backend.cache import CacheError
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.filtering import NodeFilter
 from kubesched.framework.node_rows import NodeRows, names_of
 from kubesched.framework.preemption import NodeToStatus
 from kubesched.framework.runtime import Framework, ScoreResult
@@ -257,14 +257,13 @@ class ScheduleOneMixin(BindingCycleMixin):
             order = _rotate(indices, start)
             diagnosis.feasible_rows = order[:to_find]
             return NodeRows(nodes, diagnosis.feasible_rows)
-        mask = fw.run_batch_filters(state, pi, self.snapshot, indices)
-        if isinstance(mask, Status):
-            raise _CycleError(mask)
-        order, mask = _rotate(indices, start), _rotate(mask, start)
+        nf = fw.node_filter(state, pi, self.snapshot, indices)
+        if nf.error is not None:
+            raise _CycleError(nf.error)
+        order, mask = _rotate(indices, start), _rotate(nf.mask, start)
         feasible: Sequence[NodeInfo]
         failed: np.ndarray | list[int]  # rows the batch Filters rejected, in walk order
-        per_node = fw.active_per_node_filters(state)
-        if not per_node and not self.queue.has_nominated_pods():
+        if not nf.has_per_node_plugins and not self.queue.has_nominated_pods():
             pos = np.flatnonzero(mask)
             cut = n
             if len(pos) >= to_find:
@@ -274,14 +273,14 @@ class ScheduleOneMixin(BindingCycleMixin):
             failed = order[:cut][~mask[:cut]]  # a list only if their reasons are needed
             feasible = NodeRows(nodes, rows)
         else:
-            feasible, failed, rows = self._walk_per_node(fw, per_node, state, pi, diagnosis, order, mask, to_find)
+            feasible, failed, rows = self._walk_per_node(nf, diagnosis, order, mask, to_find)
         diagnosis.processed_failures = len(diagnosis.node_to_status) + len(failed)
         if not feasible and len(failed):
             # Only now do the reasons of batch-rejected nodes matter: run the reference per-node
             # chain on them so the message and the rejecting plugins are exactly upstream's.
             feasible = []
             agreed: list[int] = []
-            codes, answers = fw.run_filter_plugins_on_rows_coded(state, pi, self.snapshot, failed)
+            codes, answers = nf.statuses_coded(failed)
             failed = failed.tolist() if isinstance(failed, np.ndarray) else failed
             statuses = list(map(answers.__getitem__, codes.tolist()))
             pairs = zip(failed, statuses, strict=True)
@@ -312,10 +311,7 @@ class ScheduleOneMixin(BindingCycleMixin):
 
     def _walk_per_node(
         self,
-        fw: Framework,
-        per_node: Sequence[Any],
-        state: CycleState,
-        pi: PodInfo,
+        nf: NodeFilter,
         diagnosis: _Diag,
         order: np.ndarray,
         mask: np.ndarray,
@@ -329,16 +325,11 @@ class ScheduleOneMixin(BindingCycleMixin):
         has_nominated = self.queue.has_nominated_pods()
         for pos, row in enumerate(order.tolist()):
             ni = nodes[row]
-            nominated = self.queue.nominated_pods_for_node(ni.name) if has_nominated else None
-            if nominated:
-                st = fw.run_filter_plugins_with_nominated_pods(state, pi, ni, nominated)
-            elif not mask[pos]:
+            nominated = self.queue.nominated_pods_for_node(ni.name) if has_nominated else ()
+            if not nominated and not mask[pos]:
                 failed.append(row)
                 continue
-            elif per_node:
-                st = fw.run_filter_plugins_subset(per_node, state, pi, ni)
-            else:
-                st = _OK
+            st = nf.run_filter_plugins_with_nominated_pods(ni, nominated)
             if st.code == Code.ERROR:
                 raise _CycleError(st)
             if st.is_success():
@@ -391,9 +382,6 @@ class _CycleError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
-
-
-_OK = Status(Code.SUCCESS)
 
 
 class _Diag(Diagnosis):

@@ -1,0 +1,208 @@
+"""Plugins wrapped to count their evaluations: upstream's ``instrumented_plugins.go``.
+
+Follows ``pkg/scheduler/framework/runtime/instrumented_plugins.go`` (v1.35) and
+``frameworkImpl.setInstrumentedPlugins``: once a profile is built, its PreFilter, Filter, PreScore
+and Score plugins are replaced in the point lists by wrappers that count
+``scheduler_plugin_evaluation_total{plugin, extension_point, profile}`` on every call (PreFilter
+and PreScore only when the plugin did not return Skip), then call the plugin. The counter's label
+child is looked up once, at wrapping time, as upstream caches the metric stream.
+
+kubesched's batch forms count too, one evaluation per node they answer for (a ``filter_batch``
+over 5000 nodes is 5000 Filter evaluations; upstream would count only the nodes its parallel walk
+reached). Everything else a wrapper is asked for (``pre_filter_extensions``, ``score_extensions``,
+``events_to_register``, a plugin's own attributes) comes from the plugin itself.
+
+Durations are not recorded here: upstream records them in the runtime
+(``scheduler_framework_extension_point_duration_seconds`` in each ``Run*Plugins``), as
+``runtime.py`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from .cycle_state import CycleState
+from .interfaces import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    FilterPlugin,
+    IntArray,
+    Plugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from .status import Status, StatusLike
+from .types import NodeInfo, PodInfo, PreFilterResult
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
+
+
+class EvaluationCounter(Protocol):
+    """One label child of ``scheduler_plugin_evaluation_total`` (``metrics.LightCounter``)."""
+
+    def inc(self, amount: int = 1) -> None: ...
+
+
+def _is_skip(status: StatusLike) -> bool:
+    return status is not None and isinstance(status, Status) and status.is_skip()
+
+
+class _Instrumented:
+    """The wrapped plugin's name, and its other members by delegation."""
+
+    def __init__(self, plugin: Plugin, metric: EvaluationCounter) -> None:
+        self.plugin = plugin
+        self.name = plugin.name
+        self._inc = metric.inc
+
+    def __getattr__(self, attr: str) -> object:
+        # Only for members the wrapper does not define (upstream: the embedded interface).
+        if attr == "plugin":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(attr)
+        return getattr(self.plugin, attr)
+
+    def __repr__(self) -> str:
+        return f"instrumented({self.plugin!r})"
+
+
+class InstrumentedPreFilterPlugin(_Instrumented):
+    """Upstream ``instrumentedPreFilterPlugin``: counted unless the plugin returns Skip."""
+
+    plugin: PreFilterPlugin
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, StatusLike]:
+        result, status = self.plugin.pre_filter(state, pod, nodes)
+        if not _is_skip(status):
+            self._inc()
+        return result, status
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return self.plugin.pre_filter_extensions()
+
+
+class InstrumentedFilterPlugin(_Instrumented):
+    """Upstream ``instrumentedFilterPlugin``: every call counted."""
+
+    plugin: FilterPlugin
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> StatusLike:
+        self._inc()
+        return self.plugin.filter(state, pod, node_info)
+
+
+class InstrumentedBatchFilterPlugin(InstrumentedFilterPlugin):
+    """:class:`InstrumentedFilterPlugin` of a plugin with ``filter_batch``: one count per node."""
+
+    plugin: BatchFilterPlugin
+
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> BoolArray | None:
+        self._inc(len(indices))
+        return self.plugin.filter_batch(state, pod, snapshot, indices)
+
+
+class InstrumentedBatchFilterStatusesPlugin(InstrumentedBatchFilterPlugin):
+    """... and with ``filter_batch_statuses`` (the reasons of many nodes at once)."""
+
+    def filter_batch_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> tuple[IntArray, Sequence[Status]]:
+        self._inc(len(indices))
+        answer: tuple[IntArray, Sequence[Status]] = self.plugin.filter_batch_statuses(  # type: ignore[attr-defined]
+            state, pod, snapshot, indices
+        )
+        return answer
+
+
+class InstrumentedPreScorePlugin(_Instrumented):
+    """Upstream ``instrumentedPreScorePlugin``: counted unless the plugin returns Skip."""
+
+    plugin: PreScorePlugin
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> StatusLike:
+        status = self.plugin.pre_score(state, pod, nodes)
+        if not _is_skip(status):
+            self._inc()
+        return status
+
+
+class InstrumentedScorePlugin(_Instrumented):
+    """Upstream ``instrumentedScorePlugin``: every call counted."""
+
+    plugin: ScorePlugin
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, StatusLike]:
+        self._inc()
+        return self.plugin.score(state, pod, node_info)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return self.plugin.score_extensions()
+
+
+class InstrumentedBatchScorePlugin(InstrumentedScorePlugin):
+    """:class:`InstrumentedScorePlugin` of a plugin with ``score_batch``: one count per node."""
+
+    plugin: BatchScorePlugin
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> IntArray:
+        self._inc(len(indices))
+        return self.plugin.score_batch(state, pod, snapshot, indices)
+
+
+def instrument_pre_filter(plugin: PreFilterPlugin, metric: EvaluationCounter) -> PreFilterPlugin:
+    return InstrumentedPreFilterPlugin(plugin, metric)
+
+
+def instrument_filter(plugin: FilterPlugin, metric: EvaluationCounter) -> FilterPlugin:
+    """The wrapper with the same batch forms as ``plugin`` (the runtime looks for them)."""
+    if callable(getattr(plugin, "filter_batch_statuses", None)) and isinstance(plugin, BatchFilterPlugin):
+        return InstrumentedBatchFilterStatusesPlugin(plugin, metric)
+    if isinstance(plugin, BatchFilterPlugin):
+        return InstrumentedBatchFilterPlugin(plugin, metric)
+    return InstrumentedFilterPlugin(plugin, metric)
+
+
+def instrument_pre_score(plugin: PreScorePlugin, metric: EvaluationCounter) -> PreScorePlugin:
+    return InstrumentedPreScorePlugin(plugin, metric)
+
+
+def instrument_score(plugin: ScorePlugin, metric: EvaluationCounter) -> ScorePlugin:
+    if isinstance(plugin, BatchScorePlugin):
+        return InstrumentedBatchScorePlugin(plugin, metric)
+    return InstrumentedScorePlugin(plugin, metric)
+
+
+def unwrap(plugin: Plugin) -> Plugin:
+    """The plugin itself, wrapped or not."""
+    return plugin.plugin if isinstance(plugin, _Instrumented) else plugin
+
+
+__all__ = [
+    "EvaluationCounter",
+    "InstrumentedBatchFilterPlugin",
+    "InstrumentedBatchFilterStatusesPlugin",
+    "InstrumentedBatchScorePlugin",
+    "InstrumentedFilterPlugin",
+    "InstrumentedPreFilterPlugin",
+    "InstrumentedPreScorePlugin",
+    "InstrumentedScorePlugin",
+    "instrument_filter",
+    "instrument_pre_filter",
+    "instrument_pre_score",
+    "instrument_score",
+    "unwrap",
+]
