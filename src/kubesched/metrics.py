@@ -96,6 +96,10 @@ class _LightObserver:
 
 
 class _LightCount:
+    """One child of a :class:`LightCounter`. ``inc`` takes the lock; the instrumented plugin
+    wrappers, which run on every plugin call, add to ``value`` directly (see
+    framework/instrumented_plugins.py for why no count is lost)."""
+
     __slots__ = ("_lock", "value")
 
     def __init__(self, lock: threading.Lock) -> None:
@@ -109,9 +113,8 @@ class _LightCount:
 
 class LightCounter(Collector):
     """A Prometheus counter for what is counted per plugin call (``scheduler_plugin_evaluation_total``),
-    exposed like ``prometheus_client.Counter`` without ``_created``: a child is a number and a
-    lock, looked up once by the caller (the instrumented plugin wrappers), so an increment costs
-    a lock and an addition."""
+    exposed like ``prometheus_client.Counter`` without ``_created``: a child is a number, looked
+    up once by the caller (the instrumented plugin wrappers), so an increment is an addition."""
 
     def __init__(
         self, name: str, documentation: str, labelnames: Sequence[str], *, registry: CollectorRegistry

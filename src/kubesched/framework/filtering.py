@@ -154,7 +154,7 @@ class NodeFilter:
         self._pod = pod
         self._snapshot = snapshot
         skip = state.skip_filter_plugins
-        self._per_node = [p for p in filters.per_node if p.name not in skip] if skip else list(filters.per_node)
+        self._per_node = tuple(p for p in filters.per_node if p.name not in skip) if skip else filters.per_node
         self.error: Status | None = None
         self.mask = np.ones(len(rows), dtype=np.bool_)
         for p in filters.batch:

@@ -19,7 +19,7 @@ Durations are not recorded here: upstream records them in the runtime
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -39,7 +39,7 @@ from .interfaces import (
     ScoreExtensions,
     ScorePlugin,
 )
-from .status import Status, StatusLike
+from .status import Code, Status, StatusLike
 from .types import NodeInfo, PodInfo, PreFilterResult
 
 if TYPE_CHECKING:
@@ -47,13 +47,16 @@ if TYPE_CHECKING:
 
 
 class EvaluationCounter(Protocol):
-    """One label child of ``scheduler_plugin_evaluation_total`` (``metrics.LightCounter``)."""
+    """One label child of ``scheduler_plugin_evaluation_total`` (``metrics.LightCounter``): the
+    wrappers add to ``value`` directly. A wrapper runs on every plugin call of every cycle, so it
+    takes no lock: an ``int`` attribute's ``+=`` is not interrupted by another Python thread under
+    CPython's GIL (no call or jump inside it), so concurrent counts (the scheduling cycle and a
+    preemption's dry runs) are not lost there."""
 
-    def inc(self, amount: int = 1) -> None: ...
+    value: int
 
 
-def _is_skip(status: StatusLike) -> bool:
-    return status is not None and isinstance(status, Status) and status.is_skip()
+_SKIP = Code.SKIP
 
 
 class _Instrumented:
@@ -62,7 +65,7 @@ class _Instrumented:
     def __init__(self, plugin: Plugin, metric: EvaluationCounter) -> None:
         self.plugin = plugin
         self.name = plugin.name
-        self._inc = metric.inc
+        self._metric = metric
 
     def __getattr__(self, attr: str) -> object:
         # Only for members the wrapper does not define (upstream: the embedded interface).
@@ -79,16 +82,18 @@ class InstrumentedPreFilterPlugin(_Instrumented):
 
     plugin: PreFilterPlugin
 
+    def __init__(self, plugin: PreFilterPlugin, metric: EvaluationCounter) -> None:
+        super().__init__(plugin, metric)
+        #: Not counted: the plugin's own method, without a wrapper's call.
+        self.pre_filter_extensions: Callable[[], PreFilterExtensions | None] = plugin.pre_filter_extensions
+
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, StatusLike]:
         result, status = self.plugin.pre_filter(state, pod, nodes)
-        if not _is_skip(status):
-            self._inc()
+        if status is None or not isinstance(status, Status) or status.code is not _SKIP:
+            self._metric.value += 1
         return result, status
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return self.plugin.pre_filter_extensions()
 
 
 class InstrumentedFilterPlugin(_Instrumented):
@@ -97,7 +102,7 @@ class InstrumentedFilterPlugin(_Instrumented):
     plugin: FilterPlugin
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> StatusLike:
-        self._inc()
+        self._metric.value += 1
         return self.plugin.filter(state, pod, node_info)
 
 
@@ -109,7 +114,7 @@ class InstrumentedBatchFilterPlugin(InstrumentedFilterPlugin):
     def filter_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> BoolArray | None:
-        self._inc(len(indices))
+        self._metric.value += len(indices)
         return self.plugin.filter_batch(state, pod, snapshot, indices)
 
 
@@ -119,7 +124,7 @@ class InstrumentedBatchFilterStatusesPlugin(InstrumentedBatchFilterPlugin):
     def filter_batch_statuses(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> tuple[IntArray, Sequence[Status]]:
-        self._inc(len(indices))
+        self._metric.value += len(indices)
         answer: tuple[IntArray, Sequence[Status]] = self.plugin.filter_batch_statuses(  # type: ignore[attr-defined]
             state, pod, snapshot, indices
         )
@@ -133,8 +138,8 @@ class InstrumentedPreScorePlugin(_Instrumented):
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> StatusLike:
         status = self.plugin.pre_score(state, pod, nodes)
-        if not _is_skip(status):
-            self._inc()
+        if status is None or not isinstance(status, Status) or status.code is not _SKIP:
+            self._metric.value += 1
         return status
 
 
@@ -143,12 +148,14 @@ class InstrumentedScorePlugin(_Instrumented):
 
     plugin: ScorePlugin
 
-    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, StatusLike]:
-        self._inc()
-        return self.plugin.score(state, pod, node_info)
+    def __init__(self, plugin: ScorePlugin, metric: EvaluationCounter) -> None:
+        super().__init__(plugin, metric)
+        #: Not counted: the plugin's own method, without a wrapper's call.
+        self.score_extensions: Callable[[], ScoreExtensions | None] = plugin.score_extensions
 
-    def score_extensions(self) -> ScoreExtensions | None:
-        return self.plugin.score_extensions()
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, StatusLike]:
+        self._metric.value += 1
+        return self.plugin.score(state, pod, node_info)
 
 
 class InstrumentedBatchScorePlugin(InstrumentedScorePlugin):
@@ -159,7 +166,7 @@ class InstrumentedBatchScorePlugin(InstrumentedScorePlugin):
     def score_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> IntArray:
-        self._inc(len(indices))
+        self._metric.value += len(indices)
         return self.plugin.score_batch(state, pod, snapshot, indices)
 
 

@@ -257,7 +257,9 @@ class Framework:
         if metrics is not None:
             self._set_instrumented_plugins(metrics)
         #: Plugins with a batch Score form (checked once: Protocol isinstance checks are slow).
-        self._batch_score = {p.name for p in self.points.score if _implements(p, BatchScorePlugin)}
+        self._batch_score: dict[str, BatchScorePlugin] = {
+            p.name: p for p in self.points.score if isinstance(p, BatchScorePlugin)
+        }
         self._filters = FilterPlugins.of(self.points.filter)
 
     # ------------------------------------------------------------------------------------------
@@ -672,8 +674,9 @@ class Framework:
             if p.name in state.skip_score_plugins:
                 continue
             try:
-                if snapshot is not None and indices is not None and p.name in self._batch_score:
-                    got = cast(BatchScorePlugin, p).score_batch(state, pod, snapshot, indices)
+                batch = self._batch_score.get(p.name)
+                if batch is not None and snapshot is not None and indices is not None:
+                    got = batch.score_batch(state, pod, snapshot, indices)
                     why = _bad_scores(got, len(nodes))
                     if why is not None:
                         return self._score_error(p.name, why, start, "score")

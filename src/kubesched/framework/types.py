@@ -35,23 +35,23 @@ log = logging.getLogger("kubesched.scheduler")
 invalid_log = logging.getLogger("kubesched.invalid")
 
 
-def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def meta(obj: JSONObj) -> Mapping[str, Any]:
     m = obj.get("metadata")
     # ``type(...) is dict`` first: API objects are plain dicts, and the ABC check is slow.
     return m if type(m) is dict or isinstance(m, Mapping) else {}
 
 
-def spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def spec(obj: JSONObj) -> Mapping[str, Any]:
     s = obj.get("spec")
     return s if type(s) is dict or isinstance(s, Mapping) else {}
 
 
-def pod_key(pod: Mapping[str, Any]) -> str:
+def pod_key(pod: JSONObj) -> str:
     m = meta(pod)
     return f"{m.get('namespace') or 'default'}/{m.get('name', '')}"
 
 
-def pod_uid(pod: Mapping[str, Any]) -> str:
+def pod_uid(pod: JSONObj) -> str:
     m = meta(pod)
     return str(m.get("uid") or pod_key(pod))
 
@@ -182,12 +182,12 @@ class PodInfo:
         return RequiredNodeAffinity(self.pod)
 
     @cached_property
-    def tolerations(self) -> Sequence[Mapping[str, Any]]:
+    def tolerations(self) -> Sequence[JSONObj]:
         t = self.spec.get("tolerations")
         return t if isinstance(t, list) else []
 
     @cached_property
-    def affinity(self) -> Mapping[str, Any]:
+    def affinity(self) -> JSONObj:
         a = self.spec.get("affinity")
         return a if isinstance(a, Mapping) else {}
 
@@ -226,7 +226,7 @@ _OWN_FIELDS = frozenset({"pod", "cache", "name", "namespace", "key", "uid"})
 _META_FIELDS = frozenset({"labels", "annotations"})
 
 
-def same_parse_inputs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_parse_inputs(a: JSONObj, b: JSONObj) -> bool:
     """Whether two versions of a pod agree on everything ``PodInfo`` parses: the spec, labels,
     annotations and the status fields that resource accounting reads."""
     ma, mb = meta(a), meta(b)
@@ -254,7 +254,7 @@ def _resize_condition(status: Mapping[str, Any]) -> Any:
     return None
 
 
-def _restartable_init(pod_spec: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+def _restartable_init(pod_spec: JSONObj) -> Iterator[Mapping[str, Any]]:
     inits = pod_spec.get("initContainers")
     for c in inits if isinstance(inits, list) else ():
         if isinstance(c, Mapping) and c.get("restartPolicy") == "Always":
@@ -348,7 +348,7 @@ class NodeInfo:
         self.allocatable = Resource()
         self.image_states: dict[str, ImageStateSummary] = {}
         self._labels: Mapping[str, str] | None = None
-        self._taints: list[Mapping[str, Any]] | None = None
+        self._taints: list[JSONObj] | None = None
         #: What :func:`~kubesched.api.objects_validation.validate_node` found in the node; the cache
         #: keeps a node with problems out of every snapshot (never a candidate, see ``Cache.add_node``).
         self.problems: tuple[str, ...] = ()
@@ -388,7 +388,7 @@ class NodeInfo:
         return self._labels
 
     @property
-    def taints(self) -> list[Mapping[str, Any]]:
+    def taints(self) -> list[JSONObj]:
         if self._taints is None:
             t = spec(self.node or {}).get("taints")
             self._taints = [x for x in t if isinstance(x, Mapping)] if isinstance(t, list) else []
