@@ -176,7 +176,7 @@ class BatchFilterStatusesPlugin(BatchFilterPlugin, Protocol):
     Returns ``(codes, statuses)``: ``codes[k]`` is -1 where the node ``indices[k]`` passes, else the
     index in ``statuses`` of the Status its ``filter`` returns there (nodes with the same reasons share
     one). Asked only when the pod fits no node, to explain why without calling the plugin node by node
-    (``Framework.run_filter_plugins_on_rows``); tests prove it agrees with ``filter``.
+    (``NodeFilter.statuses_coded``); tests prove it agrees with ``filter``.
     """
 
     def filter_batch_statuses(

@@ -3,7 +3,13 @@
 Mirrors ``pkg/scheduler/framework/runtime/framework.go``: plugins are instantiated once per
 profile, ``multiPoint`` is expanded with upstream's precedence rules, and every ``run_*`` method
 has the same shape — loop over the point's plugins in order, skip what CycleState says to skip,
-turn unexpected codes or exceptions into an Error naming the plugin.
+turn unexpected codes or exceptions into an Error naming the plugin (framework/plugin_calls.py).
+
+Filter has one entry point, upstream's ``RunFilterPluginsWithNominatedPods``: per node here, and
+its batch form for the scheduling cycle, :meth:`Framework.node_filter` (framework/filtering.py).
+Metrics as upstream: each ``run_*`` records its extension point's duration (framework.go), and the
+PreFilter, Filter, PreScore and Score plugins are wrapped to count their evaluations
+(instrumented_plugins.go; framework/instrumented_plugins.py).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from .interfaces import (
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    Handle,
     PermitPlugin,
     Plugin,
     PostBindPlugin,
@@ -236,7 +243,7 @@ class Framework:
         self,
         profile: Profile,
         registry: Registry,
-        handle: Any,
+        handle: Handle,
         *,
         metrics: SchedulerMetrics | None = None,
     ) -> None:
@@ -890,9 +897,11 @@ __all__ = [
     "EXTENSION_POINTS",
     "IMPLIED_PRE_ENQUEUE",
     "UNSCHEDULED_POD_ADD_EVENTS",
+    "ExtensionPoints",
     "FilterOutcome",
     "Framework",
     "FrameworkError",
+    "NodeFilter",
     "PluginRef",
     "ScoreResult",
 ]
