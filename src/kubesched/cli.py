@@ -198,10 +198,7 @@ def simulate(
 def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, output: str) -> None:
     """Explain one scheduling cycle of a pod on the cluster in PATHS: every plugin, every node."""
     from kubesched.explain import explain as run_explain
-    from kubesched.framework.clock import VirtualClock
-    from kubesched.scheduler import Scheduler
-    from kubesched.sim.cluster import SimCluster
-    from kubesched.sim.runner import DEFAULT_START
+    from kubesched.sim.simulation import new_simulation
 
     _setup_logging(0)
     reg = _registry()
@@ -214,15 +211,13 @@ def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, outp
         _fail(err.errors)
     _report_warnings(objects.warnings)
     objects.pods = [p for p in objects.pods if (p.get("spec") or {}).get("nodeName")]
-    clock = VirtualClock(DEFAULT_START)
-    cluster = SimCluster(clock)
     try:
-        sched = Scheduler(config, reg, cluster, clock)
+        sim = new_simulation(config, reg)
     except FrameworkError as err:
         _fail([str(err)])
-    cluster.load(objects)
+    sim.cluster.load(objects)
     try:
-        out = run_explain(sched, pod)
+        out = run_explain(sim.scheduler, pod)
     except ValueError as err:
         _fail([str(err)])
     if output == "json":

@@ -19,7 +19,7 @@ from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim.cluster import SimCluster
-from kubesched.sim.runner import DEFAULT_START
+from kubesched.sim.simulation import new_simulation
 
 from .errors import BenchError
 from .result import BenchResult, own_peak_rss_mb, percentile
@@ -29,8 +29,13 @@ from .workloads import Workload, namespace
 Progress = Callable[[int, int], None]
 
 
+#: Attempts between two progress reports (the bar needs no more, and each costs a call).
+PROGRESS_EVERY = 256
+
+
 class _BenchCluster(SimCluster):
-    """A SimCluster that notes when each measured pod is bound (wall clock)."""
+    """A SimCluster that notes when each measured pod is bound (wall clock); given to
+    :func:`new_simulation` as its ``cluster_factory``."""
 
     def __init__(self, clock: VirtualClock) -> None:
         super().__init__(clock)
@@ -48,40 +53,6 @@ class _BenchCluster(SimCluster):
             if self.bound == len(self.measured):
                 # Once, at the last one: reading the process CPU clock is a system call.
                 self.last_bound_cpu = time.process_time()
-
-
-def _drive(
-    sched: Scheduler,
-    cluster: _BenchCluster,
-    clock: VirtualClock,
-    done: Callable[[], bool],
-    attempts: list[float] | None,
-    progress: Callable[[], None] | None,
-) -> None:
-    """The simulator's loop (sim/runner.py ``run``), timing each attempt with its binding."""
-    perf = time.perf_counter
-    n = 0
-    while not done():
-        clock.run_due()
-        while True:
-            t = perf()
-            if not sched.schedule_one():
-                break
-            clock.run_due()
-            if attempts is not None:
-                attempts.append(perf() - t)
-            n += 1
-            if progress is not None and n % 256 == 0:
-                progress()
-            if done():
-                return
-        clock.run_due()
-        if sched.queue.has_active():
-            continue
-        nxt = clock.next_time()
-        if nxt is None or not (clock.has_live_timers() or sched.queue.retry_may_help()):
-            return
-        clock.advance_to(nxt)
 
 
 def run_sim(
@@ -103,9 +74,8 @@ def run_sim(
         arrivals = list(workload.measured_pods(pods, after=init_pods))
     except ValueError as err:
         raise BenchError(str(err)) from None
-    clock = VirtualClock(DEFAULT_START)
-    cluster = _BenchCluster(clock)
-    sched = Scheduler(config, registry, cluster, clock, seed=seed)
+    sim = new_simulation(config, registry, seed=seed, cluster_factory=_BenchCluster)
+    cluster = sim.cluster
 
     for ns in workload.namespaces:
         cluster.create_object("v1", "Namespace", namespace(ns))
@@ -115,7 +85,7 @@ def run_sim(
         cluster.add_node(node)
     for pod in init_objs:
         cluster.create_pod(pod)
-    _drive(sched, cluster, clock, lambda: False, None, None)
+    sim.run()
 
     cluster.measured = {f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p, m in arrivals if m}
     attempts: list[float] = []
@@ -123,7 +93,7 @@ def run_sim(
     def done() -> bool:
         return cluster.bound >= pods
 
-    def report() -> None:
+    def report(_: Scheduler | None = None) -> None:
         if progress is not None:
             progress(cluster.bound, pods)
 
@@ -131,7 +101,8 @@ def run_sim(
     t0 = time.perf_counter()
     for pod, _ in arrivals:
         cluster.create_pod(pod)
-    _drive(sched, cluster, clock, done, attempts, report)
+    # The simulator's loop, stop rule and all; it times each attempt with its binding.
+    sim.run(done=done, attempts=attempts, progress=report, progress_every=PROGRESS_EVERY)
     end = cluster.last_bound_at if cluster.bound else time.perf_counter()
     cpu = (cluster.last_bound_cpu if cluster.bound == len(cluster.measured) else time.process_time()) - cpu0
     report()

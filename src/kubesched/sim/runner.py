@@ -1,9 +1,7 @@
-"""Drive a simulation: load manifests into a SimCluster, run the scheduler on the virtual clock.
+"""``kubesched simulate``: load manifests into a new simulation, run it, collect the pods' fates.
 
-The loop alternates between firing what is due now (arrivals, bindings, completions, timers) and
-scheduling every pod the queue can pop, then jumps the clock to the next pending timer. It stops
-when nothing left could change (only housekeeping timers remain, and no backing-off pod could
-fare differently on a retry) or at ``until``.
+The simulation and its loop (the stop rule) are :mod:`kubesched.sim.simulation`'s, shared with
+``explain``, ``trace``, ``bench`` and the test kit; ``DEFAULT_START`` is importable from here too.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.clock import VirtualClock, rfc3339
+from kubesched.framework.clock import rfc3339
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
 from kubesched.sim.cluster import RecordedEvent, SimCluster
@@ -23,9 +21,19 @@ from kubesched.sim.manifests import (
     parse_duration,
     parse_time_or_offset,
 )
+from kubesched.sim.simulation import DEFAULT_START, Progress, new_simulation
 
-#: The default start of the virtual clock: 2026-01-01T00:00:00Z (documented in the CLI help).
-DEFAULT_START = 1767225600.0
+__all__ = [
+    "DEFAULT_START",
+    "POD_STATES",
+    "ArrivalError",
+    "SimResult",
+    "arrival_time",
+    "check_durations",
+    "collect",
+    "pod_state",
+    "simulate",
+]
 
 
 @dataclass
@@ -127,45 +135,15 @@ def simulate(
     start: float = DEFAULT_START,
     until: float | None = None,
     tie_break: str = TIE_BREAK_RANDOM,
-    progress: Any = None,
+    progress: Progress | None = None,
 ) -> SimResult:
+    """Schedule ``objects`` from ``start`` until nothing could change or ``until``;
+    ``progress(scheduler)`` after each attempt."""
     check_durations(objects.pods)
-    clock = VirtualClock(start)
-    cluster = SimCluster(clock)
-    sched = Scheduler(config, registry, cluster, clock, seed=seed, tie_break=tie_break)
-    cluster.load(objects, arrival_time(start))
-    run(sched, cluster, clock, until=until, progress=progress)
-    return collect(sched, cluster, start, clock.now())
-
-
-def run(
-    sched: Scheduler, cluster: SimCluster, clock: VirtualClock, *, until: float | None = None, progress: Any = None
-) -> None:
-    """Run until nothing left could change the simulation, or until ``until``.
-
-    A virtual clock only moves when every pod that can be popped now has been tried, so a pod
-    that is retried at once forever (a backoffQ pod popped early, a failure that requeues itself)
-    would hold time still: the queue does not pop early a pod whose retry starts from the state
-    of its last attempt, and the loop stops when no backing-off pod's retry may help
-    (:meth:`SchedulingQueue.retry_may_help`). Pods left are reported pending with their last
-    failure."""
-    sched.queue.skip_futile_early_pops = True
-    while True:
-        clock.run_due()
-        while sched.schedule_one():
-            clock.run_due()
-            if progress is not None:
-                progress(sched)
-        clock.run_due()
-        if sched.queue.has_active():
-            continue
-        nxt = clock.next_time()
-        if nxt is None or not (clock.has_live_timers() or sched.queue.retry_may_help()):
-            break
-        if until is not None and nxt > until:
-            clock.advance_to(until)
-            break
-        clock.advance_to(nxt)
+    sim = new_simulation(config, registry, start=start, seed=seed, tie_break=tie_break)
+    sim.cluster.load(objects, arrival_time(start))
+    sim.run(until=until, progress=progress)
+    return collect(sim.scheduler, sim.cluster, start, sim.clock.now())
 
 
 def collect(sched: Scheduler, cluster: SimCluster, start: float, end: float) -> SimResult:

@@ -34,16 +34,15 @@ from rich.table import Table
 
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
 from kubesched.plugins.gpu import POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
 from kubesched.plugins.gpu.frag import FloatArray
 from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS, NAME, GpuShare, GpuShareArgs
 from kubesched.plugins.registry import default_registry
-from kubesched.scheduler import TIE_BREAK_NODE_ORDER, Scheduler
+from kubesched.scheduler import TIE_BREAK_NODE_ORDER
 from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, Trace, arrival, manifests
-from kubesched.sim.cluster import SimCluster
 from kubesched.sim.gpu_replay import REPORT_POINTS, ReplayResult, node_specs, pod_shape, replay_arrival
+from kubesched.sim.simulation import DEFAULT_START, new_simulation
 
 __all__ = [
     "MAX_SEEDS",
@@ -65,7 +64,8 @@ __all__ = [
 #: ``progress(done, total)`` after every ``PROGRESS_EVERY`` pods and at the end.
 Progress = Callable[[int, int], None]
 PROGRESS_EVERY = 250
-START = 1767225600.0
+#: The replay's virtual clock starts where every simulation does.
+START = DEFAULT_START
 
 
 def canonical_policy(name: str) -> str:
@@ -140,9 +140,8 @@ def replay_framework(
     typical = typical_pods if typical_pods is not None else typical_pod_args(trace)
     registry = _registry(arr)
     config = replay_config(policy, typical, registry)
-    clock = VirtualClock(START)
-    cluster = SimCluster(clock)
-    sched = Scheduler(config, registry, cluster, clock, tie_break=TIE_BREAK_NODE_ORDER)
+    sim = new_simulation(config, registry, start=START, tie_break=TIE_BREAK_NODE_ORDER)
+    clock, cluster, sched = sim.clock, sim.cluster, sim.scheduler
     node_objs, pod_objs = manifests(arr)
     for node_obj in sorted(node_objs, key=lambda n: str(n["metadata"]["name"])):  # rank order
         cluster.add_node(node_obj)

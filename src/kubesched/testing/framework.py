@@ -28,6 +28,7 @@ from kubesched.plugins.registry import default_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim.cluster import SimCluster
 from kubesched.sim.manifests import admit_pod
+from kubesched.sim.simulation import DEFAULT_START, Simulation, new_simulation
 
 #: Plugins every test profile needs but a plugin author does not care about.
 _PLUMBING = ("PrioritySort", "DefaultBinder")
@@ -143,10 +144,9 @@ class TestFramework:
         self.cluster.create_pod(pod)
 
     def schedule(self, *, until: float | None = None) -> None:
-        """Run the whole scheduler (queue, cycles, binding) until nothing more can happen."""
-        from kubesched.sim.runner import run
-
-        run(self.scheduler, self.cluster, self.clock, until=until)
+        """Run the whole scheduler (queue, cycles, binding) until nothing more can happen: the
+        simulator's own loop, so a test ends where ``kubesched simulate`` would."""
+        Simulation(self.clock, self.cluster, self.scheduler).run(until=until)
 
 
 def _profile_config(
@@ -184,7 +184,7 @@ def new_framework(
     args: Mapping[str, Any] | None = None,
     objects: Sequence[dict[str, Any]] = (),
     clock: VirtualClock | None = None,
-    start: float = 1767225600.0,
+    start: float = DEFAULT_START,
     profile: str | None = None,
     registry: Registry | None = None,
     seed: int = 0,
@@ -203,9 +203,8 @@ def new_framework(
         config = load_config(plugins, args_types=reg.args_types())
     else:
         config = _profile_config(plugins, args, profile or "default-scheduler", reg)
-    clock = clock or VirtualClock(start)
-    cluster = SimCluster(clock)
-    sched = Scheduler(config, reg, cluster, clock, seed=seed)
+    sim = new_simulation(config, reg, start=start, seed=seed, clock=clock)
+    cluster = sim.cluster
     for o in objects:
         cluster.create_object(str(o.get("apiVersion", "")), str(o.get("kind", "")), o)
     for n in nodes:
@@ -213,4 +212,4 @@ def new_framework(
     for p in pods:
         admit_pod(p, {}, 0)
         cluster.create_pod(p)
-    return TestFramework(sched, cluster, clock, profile or config.profiles[0].scheduler_name)
+    return TestFramework(sim.scheduler, cluster, sim.clock, profile or config.profiles[0].scheduler_name)
