@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.plugins.gpu.cluster import ClusterGpuState, IntArray
+from kubesched.plugins.gpu.factory import make_policy
 from kubesched.plugins.gpu.frag import FloatArray, TypicalPods
-from kubesched.plugins.gpu.policies import Fgd, make_policy
+from kubesched.plugins.gpu.policies import Fgd
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
 from kubesched.sim.alibaba import DEFAULT_TUNE, Arrival, PodRecord, Trace, arrival
 

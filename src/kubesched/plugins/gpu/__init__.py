@@ -5,10 +5,10 @@ for the standalone trace replay in :mod:`kubesched.sim.gpu_replay`.
 """
 
 from .cluster import ClusterGpuState
+from .factory import POLICY_NAMES, make_policy
 from .fit import gpu_fit, resources_fit
 from .frag import ClusterFragmentation, TypicalPod, TypicalPods
 from .policies import (
-    POLICY_NAMES,
     BestFit,
     DotProd,
     Fgd,
@@ -18,7 +18,6 @@ from .policies import (
     RandomPolicy,
     best_fit_gpus,
     exclusive_gpus,
-    make_policy,
     random_fit_gpus,
 )
 from .types import MILLI, NodeGpuState, NodeSpec, PodShape, accessible, gpu_class

@@ -5,7 +5,8 @@ Scheduling Framework Score plugin calls per node) and all feasible nodes of a cl
 (``score_batch``, the same numbers from numpy). ``select_gpus`` picks GPU indexes on the chosen node,
 as the simulator's Reserve does. Formulas and float order follow the FGD simulator
 (hkust-adsl/kubernetes-scheduler-simulator, ``pkg/simulator/plugin/*_score.go`` and
-``open_gpu_share.go``); see ../shared/reference/fgd-method.md §3.3-§5.
+``open_gpu_share.go``); see ../shared/reference/fgd-method.md §3.3-§5. Choosing a policy by name
+(``make_policy``, ``POLICY_NAMES``) is :mod:`.factory`'s job, above this module and :mod:`.fgdplus`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from .frag import BoolArray, FloatArray, TypicalPods
 from .types import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, NodeGpuState, PodShape, ShapeKey, gpu_class
 
 __all__ = [
-    "POLICY_NAMES",
     "BestFit",
     "DotProd",
     "Fgd",
@@ -35,7 +35,6 @@ __all__ = [
     "RandomPolicy",
     "best_fit_gpus",
     "exclusive_gpus",
-    "make_policy",
     "random_fit_gpus",
 ]
 
@@ -484,29 +483,3 @@ def _first_of_each(keys: IntArray) -> tuple[IntArray, IntArray]:
             firsts.append(pos)
         out.append(j)
     return np.array(firsts, dtype=np.int64), np.array(out, dtype=np.int64)
-
-
-POLICY_NAMES: tuple[str, ...] = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGDPlus")
-
-
-def make_policy(name: str, *, typical: TypicalPods | None = None, rng: GoRand | None = None) -> Policy:
-    """The policy called ``name`` (case-insensitive). FGD and FGDPlus need ``typical``, Random ``rng``."""
-    key = name.lower()
-    if key == "random":
-        if rng is None:
-            raise ValueError("the Random policy needs a random stream")
-        return RandomPolicy(rng)
-    if key in ("fgd", "fgdplus"):
-        if typical is None:
-            raise ValueError(f"the {name} policy needs the typical pods of the workload")
-        if key == "fgdplus":
-            from .fgdplus import FgdPlus  # imports this module
-
-            return FgdPlus(typical)
-        return Fgd(typical)
-    simple: dict[str, type[Policy]] = {
-        "dotprod": DotProd, "gpuclustering": GpuClustering, "gpupacking": GpuPacking, "bestfit": BestFit,
-    }
-    if key not in simple:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}")
-    return simple[key]()

@@ -39,6 +39,8 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
+from .fit_hints import is_schedulable_after_node_change, is_schedulable_after_pod_event
+from .fits_request import InsufficientResource, fits_request
 from .least_allocated import least_resource_batch_scorer, least_resource_dense_scorer, least_resource_scorer
 from .most_allocated import most_resource_batch_scorer, most_resource_scorer
 from .requested_to_capacity_ratio import (
@@ -46,6 +48,8 @@ from .requested_to_capacity_ratio import (
     requested_to_capacity_ratio_scorer,
 )
 from .resource_allocation import I64, ResourceAllocationScorer, ResourcesNotFoundError
+
+__all__ = ["PRE_FILTER_STATE_KEY", "PRE_SCORE_STATE_KEY", "Fit", "InsufficientResource", "build_scorer", "fits_request"]
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
@@ -85,16 +89,6 @@ def build_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
     return ResourceAllocationScorer(strategy.type, resources, scorer, batch, use_requested=False, dense_scorer=dense)
-
-
-@dataclass(frozen=True, slots=True)
-class InsufficientResource:
-    resource_name: str
-    reason: str
-    requested: int
-    used: int
-    capacity: int
-    unresolvable: bool = False
 
 
 class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScorePlugin, BatchScorePlugin):
@@ -220,8 +214,6 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         return name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        from .fit_hints import is_schedulable_after_node_change, is_schedulable_after_pod_event
-
         # InPlacePodVerticalScaling is GA in v1.35: a placed pod scaling down frees resources too.
         pod_actions = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
@@ -253,42 +245,3 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
 
     def score_extensions(self) -> None:
         return None
-
-
-def fits_request(
-    req: Resource,
-    node_info: NodeInfo,
-    ignored_extended: set[str] | frozenset[str] = frozenset(),
-    ignored_groups: set[str] | frozenset[str] = frozenset(),
-) -> list[InsufficientResource]:
-    """Upstream ``fitsRequest``: every resource the node is short of, with upstream's reasons."""
-    out: list[InsufficientResource] = []
-    alloc, used = node_info.allocatable, node_info.requested
-    n_pods = len(node_info.pods)
-    if n_pods + 1 > alloc.allowed_pod_number:
-        out.append(InsufficientResource("pods", "Too many pods", 1, n_pods, alloc.allowed_pod_number))
-    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar_resources:
-        return out
-    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
-        out.append(InsufficientResource("cpu", "Insufficient cpu", req.milli_cpu, used.milli_cpu, alloc.milli_cpu,
-                                        req.milli_cpu > alloc.milli_cpu))
-    if req.memory > 0 and req.memory > alloc.memory - used.memory:
-        out.append(InsufficientResource("memory", "Insufficient memory", req.memory, used.memory, alloc.memory,
-                                        req.memory > alloc.memory))
-    if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
-        out.append(InsufficientResource(
-            "ephemeral-storage", "Insufficient ephemeral-storage", req.ephemeral_storage,
-            used.ephemeral_storage, alloc.ephemeral_storage, req.ephemeral_storage > alloc.ephemeral_storage,
-        ))
-    for name, q in req.scalar_resources.items():
-        if q == 0:
-            continue
-        if is_extended_resource_name(name):
-            prefix = name.split("/")[0] if ignored_groups else ""
-            if name in ignored_extended or prefix in ignored_groups:
-                continue
-        a = alloc.scalar_resources.get(name, 0)
-        u = used.scalar_resources.get(name, 0)
-        if q > a - u:
-            out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a, q > a))
-    return out

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from kubesched.framework.events import QueueingHint
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, pod_uid, spec
 
-from .fit import fits_request
+from .fits_request import fits_request
 
 
 def _object(obj: object, kind: str) -> JSONObj | None:
