@@ -22,11 +22,11 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import QueueingHint
 from kubesched.framework.status import Code
 from kubesched.framework.types import NodeScore, PodInfo
-from kubesched.plugins.tainttoleration import TaintToleration
-from kubesched.plugins.tainttoleration.normalize_score import (
+from kubesched.plugins.helper.normalize_score import (
     default_normalize_score,
     default_normalize_score_batch,
 )
+from kubesched.plugins.tainttoleration import TaintToleration
 from kubesched.plugins.tainttoleration.taint_toleration import (
     is_schedulable_after_node_change,
     is_schedulable_after_pod_toleration_change,

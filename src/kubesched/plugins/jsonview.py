@@ -35,10 +35,16 @@ def get_objs(obj: JSONObj, key: str) -> Sequence[JSONObj]:
 
 
 def as_object(obj: object, kind: str) -> JSONObj | None:
-    """Upstream ``util.As``: None stays None; anything but an object is an error (a queueing
-    hint's error means Queue)."""
+    """Upstream ``util.As`` (pkg/scheduler/util/utils.go), the one copy for every plugin's queueing
+    hints: None stays None; anything but an object is an error (a queueing hint's error means Queue)."""
     if obj is None:
         return None
+    return require_object(obj, kind)
+
+
+def require_object(obj: object, kind: str) -> JSONObj:
+    """:func:`as_object` for an object the event always carries (a deleted pod, an added node):
+    None is an error too, where upstream would dereference nil."""
     if not isinstance(obj, Mapping):
         raise TypeError(f"unexpected object type {type(obj).__name__}, want a {kind}")
     return obj

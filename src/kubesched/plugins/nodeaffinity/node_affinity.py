@@ -40,11 +40,11 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, JSONValue, NodeInfo, NodeScore, PodInfo, PreFilterResult
 from kubesched.plugins import names
-from kubesched.plugins.jsonview import get_list, get_obj, get_objs
-from kubesched.plugins.tainttoleration.normalize_score import (
+from kubesched.plugins.helper.normalize_score import (
     default_normalize_score,
     default_normalize_score_batch,
 )
+from kubesched.plugins.jsonview import as_object, get_list, get_obj, get_objs
 
 from .batch import node_selector_mask, preferred_scores, required_mask
 
@@ -282,11 +282,8 @@ class NodeAffinity(
 
     def is_schedulable_after_node_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """Queue when a node was added that matches, or an update turned a mismatch into a match."""
-        if new is not None and not isinstance(new, Mapping):
-            raise TypeError(f"unexpected object type {type(new).__name__}, want a Node")
-        if old is not None and not isinstance(old, Mapping):
-            raise TypeError(f"unexpected object type {type(old).__name__}, want a Node")
-        modified: JSONObj = new or {}
+        modified = as_object(new, "Node") or {}
+        original = as_object(old, "Node")
         if self.added_node_selector is not None and not self.added_node_selector.match(modified):
             return QueueingHint.QUEUE_SKIP
         required = RequiredNodeAffinity(pod)
@@ -295,8 +292,8 @@ class NodeAffinity(
             raise_if_any(required.required.errors)
         if not required.match(modified):
             return QueueingHint.QUEUE_SKIP
-        if old is None:
+        if original is None:
             return QueueingHint.QUEUE
-        if required.match(old):
+        if required.match(original):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE

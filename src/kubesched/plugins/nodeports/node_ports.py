@@ -23,6 +23,7 @@ from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, Hand
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import HostPortInfo, JSONObj, NodeInfo, PodInfo, PreFilterResult, spec
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import require_object
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_PORTS
 #: Upstream ``ErrReason``.
@@ -89,13 +90,12 @@ class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
 
 def is_schedulable_after_pod_deleted(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue only if the deleted pod was placed (or nominated) and held a port this pod wants."""
-    if not isinstance(old, Mapping):
-        raise TypeError(f"unexpected object type {type(old).__name__}, want a Pod")
-    status = old.get("status")
+    deleted = require_object(old, "Pod")
+    status = deleted.get("status")
     nominated = status.get("nominatedNodeName") if isinstance(status, Mapping) else ""
-    if not spec(old).get("nodeName") and not nominated:
+    if not spec(deleted).get("nodeName") and not nominated:
         return QueueingHint.QUEUE_SKIP
-    deleted_ports = PodInfo(dict(old)).host_ports
+    deleted_ports = PodInfo(dict(deleted)).host_ports
     if not deleted_ports:
         return QueueingHint.QUEUE_SKIP
     in_use = HostPortInfo()

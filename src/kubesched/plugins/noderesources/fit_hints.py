@@ -12,16 +12,9 @@ from collections.abc import Mapping
 
 from kubesched.framework.events import QueueingHint
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, pod_uid, spec
+from kubesched.plugins.jsonview import as_object
 
 from .fits_request import fits_request
-
-
-def _object(obj: object, kind: str) -> JSONObj | None:
-    if obj is None:
-        return None
-    if not isinstance(obj, Mapping):
-        raise TypeError(f"unexpected object type {type(obj).__name__}, want a {kind}")
-    return obj
 
 
 def _nominated(pod: JSONObj) -> str:
@@ -31,8 +24,8 @@ def _nominated(pod: JSONObj) -> str:
 
 def is_schedulable_after_pod_event(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """A deleted pod that was placed (or nominated), or a scale-down that frees what this pod needs."""
-    original = _object(old, "Pod")
-    modified = _object(new, "Pod")
+    original = as_object(old, "Pod")
+    modified = as_object(new, "Pod")
     if modified is None:
         if original is None or (not spec(original).get("nodeName") and not _nominated(original)):
             return QueueingHint.QUEUE_SKIP
@@ -67,8 +60,8 @@ def is_schedulable_after_pod_scale_down(
 
 def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """The pod must fit the changed node when empty, and (for an update) something it needs grew."""
-    original = _object(old, "Node")
-    modified = _object(new, "Node")
+    original = as_object(old, "Node")
+    modified = as_object(new, "Node")
     if modified is None:
         return QueueingHint.QUEUE_SKIP
     request = PodInfo(dict(pod)).requests

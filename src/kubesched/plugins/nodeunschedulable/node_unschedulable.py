@@ -23,6 +23,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, pod_uid, spec
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import as_object
 
 #: Upstream ``ErrReasonUnschedulable``.
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -34,14 +35,6 @@ _TOLERATES_KEY = names.NODE_UNSCHEDULABLE + "/tolerates"
 
 def tolerates_unschedulable(tolerations: Sequence[JSONObj]) -> bool:
     return tolerations_tolerate_taint(tolerations, _UNSCHEDULABLE_TAINT)
-
-
-def _object(obj: object, kind: str) -> JSONObj | None:
-    if obj is None:
-        return None
-    if not isinstance(obj, Mapping):
-        raise TypeError(f"unexpected object type {type(obj).__name__}, want a {kind}")
-    return obj
 
 
 class NodeUnschedulable(EnqueueExtensions, BatchFilterPlugin):
@@ -90,8 +83,8 @@ class NodeUnschedulable(EnqueueExtensions, BatchFilterPlugin):
 
 def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue when a node became schedulable, or a schedulable node was added."""
-    original = _object(old, "Node")
-    modified = _object(new, "Node") or {}
+    original = as_object(old, "Node")
+    modified = as_object(new, "Node") or {}
     now = bool(spec(modified).get("unschedulable"))
     if original is None:
         return QueueingHint.QUEUE_SKIP if now else QueueingHint.QUEUE
@@ -102,8 +95,8 @@ def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> 
 
 def is_schedulable_after_pod_toleration_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue when the rejected pod itself now tolerates the unschedulable taint."""
-    _object(old, "Pod")
-    modified = _object(new, "Pod")
+    as_object(old, "Pod")
+    modified = as_object(new, "Pod")
     if modified is None or pod_uid(modified) != pod_uid(pod):
         return QueueingHint.QUEUE_SKIP
     tolerations = spec(modified).get("tolerations")

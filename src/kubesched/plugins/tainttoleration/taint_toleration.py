@@ -10,7 +10,7 @@ NormalizeScore reverses the default normalisation so a node with none scores 100
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -45,8 +45,8 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, pod_uid, spec
 from kubesched.plugins import names
-
-from .normalize_score import default_normalize_score, default_normalize_score_batch
+from kubesched.plugins.helper.normalize_score import default_normalize_score, default_normalize_score_batch
+from kubesched.plugins.jsonview import as_object
 
 PRE_SCORE_STATE_KEY = "PreScore" + names.TAINT_TOLERATION
 #: Upstream v1.35 Filter reason (kubernetes/kubernetes#134740 dropped the taint's key and value).
@@ -191,19 +191,10 @@ class TaintToleration(EnqueueExtensions, BatchFilterPlugin, PreScorePlugin, Batc
         ]
 
 
-def _as_object(obj: object, kind: str) -> JSONObj | None:
-    """Upstream ``util.As``: None stays None; anything but an object is an error (-> Queue)."""
-    if obj is None:
-        return None
-    if not isinstance(obj, Mapping):
-        raise TypeError(f"unexpected object type {type(obj).__name__}, want a {kind}")
-    return obj
-
-
 def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Queue only when the node went from having an untolerated NoSchedule/NoExecute taint to none."""
-    modified = _as_object(new, "Node")
-    original = _as_object(old, "Node")
+    modified = as_object(new, "Node")
+    original = as_object(old, "Node")
     tolerations = _tolerations_of(pod)
     was_untolerated = True
     if original is not None:
@@ -222,8 +213,8 @@ def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> 
 
 def is_schedulable_after_pod_toleration_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
     """Only an update of the rejected pod itself that changed its tolerations can help it."""
-    original = _as_object(old, "Pod")
-    modified = _as_object(new, "Pod")
+    original = as_object(old, "Pod")
+    modified = as_object(new, "Pod")
     if modified is None or pod_uid(modified) != pod_uid(pod):
         return QueueingHint.QUEUE_SKIP
     if original is not None and list(_tolerations_of(original)) == list(_tolerations_of(modified)):

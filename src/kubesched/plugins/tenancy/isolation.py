@@ -27,6 +27,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
+from kubesched.plugins.jsonview import require_object
 
 from .owners import NodeOwners
 from .tenants import DEFAULT_TENANT_LABEL, TenantResolver, namespace_tenant, node_tenant
@@ -128,10 +129,9 @@ class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
 
     def node_hint(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """Queue when a node now takes the pod's tenant and did not before (added or relabelled)."""
-        if not isinstance(new, Mapping):
-            raise TypeError(f"expected a Node, got {type(new).__name__}")
+        node = require_object(new, "Node")
         tenant = self.tenants.tenant_of(_namespace(pod))
-        if not self.accepts(new, tenant):
+        if not self.accepts(node, tenant):
             return QueueingHint.QUEUE_SKIP
         if isinstance(old, Mapping) and self.accepts(old, tenant):
             return QueueingHint.QUEUE_SKIP
@@ -139,14 +139,13 @@ class TenantIsolation(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
 
     def namespace_hint(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
         """Queue when the pod's own namespace changed tenant (its tenant label was set or changed)."""
-        if not isinstance(new, Mapping):
-            raise TypeError(f"expected a Namespace, got {type(new).__name__}")
+        namespace = require_object(new, "Namespace")
         ns = _namespace(pod)
-        meta = new.get("metadata")
+        meta = namespace.get("metadata")
         if not isinstance(meta, Mapping) or meta.get("name") != ns:
             return QueueingHint.QUEUE_SKIP
         before = namespace_tenant(old if isinstance(old, Mapping) else None, ns, self.key)
-        if namespace_tenant(new, ns, self.key) == before:
+        if namespace_tenant(namespace, ns, self.key) == before:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 

@@ -44,8 +44,8 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult, pod_uid, spec
 from kubesched.plugins import names
+from kubesched.plugins.helper.normalize_score import default_normalize_score, default_normalize_score_batch
 from kubesched.plugins.jsonview import as_pod_info, get_obj
-from kubesched.plugins.tainttoleration.normalize_score import default_normalize_score, default_normalize_score_batch
 
 from .args import WAIT, WindowTransferArgs, pod_selector, time_zone
 from .metrics import metrics_for

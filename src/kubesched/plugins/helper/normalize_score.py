@@ -1,8 +1,9 @@
 """The default NormalizeScore (upstream ``pkg/scheduler/framework/plugins/helper/normalize_score.go``).
 
 Scales raw scores so the highest becomes ``max_priority`` (integer division, as Go does), or the
-reverse (``max_priority - scaled``) for plugins whose raw score counts something bad. It lives here
-because TaintToleration and NodeAffinity are its users; both import it from this module.
+reverse (``max_priority - scaled``) for plugins whose raw score counts something bad. Shared by
+several plugins (TaintToleration, NodeAffinity, WindowTransfer), so it sits in the plugins' helper
+package as upstream's does, not inside any one of them.
 """
 
 from __future__ import annotations
