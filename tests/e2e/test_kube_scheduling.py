@@ -40,6 +40,8 @@ pytestmark = pytest.mark.controlplane
 __all__ = ["api", "kubeconfig", "ns"]  # fixtures
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+#: DynamicResources' PostFilter reason, in every v1.35.4 FailedScheduling message (dynamicresources.go).
+NO_CLAIMS = "no new claims to deallocate, "
 NO_VICTIMS = "preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
 #: A request above the node's allocatable is UnschedulableAndUnresolvable (noderesources/fit.go,
 #: ``Unresolvable``), so preemption does not consider the node (preemption.go, ``findCandidates``).
@@ -105,7 +107,7 @@ def test_other_schedulers_pods_left_alone_but_accounted(api: Api, ns: str, kubec
         api.pod(ns, "ours", scheduler=sched, cpu="1")
 
         failed = eventually(lambda: api.events(ns, reason="FailedScheduling", regarding="ours"), "FailedScheduling")
-        assert failed[0]["note"] == "0/1 nodes are available: 1 Insufficient cpu. " + NO_VICTIMS.format(n=1)
+        assert failed[0]["note"] == "0/1 nodes are available: 1 Insufficient cpu. " + NO_CLAIMS + NO_VICTIMS.format(n=1)
         assert api.node_of(ns, "ours") is None
 
         # Freeing the room bound by the other scheduler lets ours in (an AssignedPod delete event).
@@ -123,7 +125,7 @@ def test_unschedulable_pod_is_scheduled_when_a_fitting_node_arrives(api: Api, ns
     api.node("small", cpu="1")
     with in_process(scheduler_config(sched), kubeconfig) as ks:
         api.pod(ns, "big", scheduler=sched, cpu="3")
-        expected = "0/1 nodes are available: 1 Insufficient cpu. " + NOT_HELPFUL.format(n=1)
+        expected = "0/1 nodes are available: 1 Insufficient cpu. " + NO_CLAIMS + NOT_HELPFUL.format(n=1)
 
         def unschedulable() -> dict[str, object] | None:
             pod = api.get_pod(ns, "big")

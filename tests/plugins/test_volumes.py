@@ -81,8 +81,9 @@ def test_dynamic_resources() -> None:
     assert "kubesched does not support" in rejected.message()
     result, post = pl.post_filter(CycleState(), plain, {})
     assert result is None and post is not None
-    # kubernetes#129823: a pod without claims gets no "no new claims to deallocate" in its message.
-    assert (post.code, post.message()) == (Code.UNSCHEDULABLE, "")
+    # v1.35 (dynamicresources.go PostFilter): a pod without claims has none to deallocate, and says
+    # so; kube-scheduler v1.35.4's FailedScheduling messages carry it (issue 13).
+    assert (post.code, post.message()) == (Code.UNSCHEDULABLE, "no new claims to deallocate")
 
 
 # Upstream's expanded default points for the plugins of this brief (ExpandedPluginsV1, v1.35).

@@ -201,11 +201,11 @@ class DynamicResources(
     def post_filter(
         self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status | None]:
-        # Upstream deallocates claims that block the pod. A pod without claims gets no message, so the
-        # FailedScheduling text carries none (kubernetes#129823 removed "no new claims to deallocate"
-        # from such pods' messages).
-        if not pod_has_resource_claims(pod):
-            return None, Status(Code.UNSCHEDULABLE)
+        # Upstream deallocates claims that block the pod; with none to deallocate (every pod without
+        # claims, and ours, whose claims are never allocated) it says so, and that reason is in every
+        # FailedScheduling message of v1.35 ("... no new claims to deallocate, preemption: ..."; seen
+        # from the v1.35.4 binary). Upstream dropped it for pods without claims only after v1.35
+        # (kubernetes#140222).
         return None, Status(Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
