@@ -121,7 +121,8 @@ def test_preemption_policy_never() -> None:
     fw = default_profile(nodes, pods)
     fw.add_pod(make_pod("hi").req(cpu="2").priority(100).preemption_policy("Never").obj())
     fw.schedule()
-    want = "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
+    want = ("0/3 nodes are available: 3 Insufficient cpu. "
+            "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.")
     assert notes(fw, "hi") == [want]
     assert condition(fw, "hi")["message"] == want
     assert deleted(fw) == {}
@@ -138,7 +139,8 @@ def test_no_lower_priority_pods_message() -> None:
     fw.schedule()
     assert notes(fw, "peer") == [
         "0/3 nodes are available: 3 Insufficient cpu. "
-        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        "no new claims to deallocate, "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     ]
     assert deleted(fw) == {}
 
@@ -292,7 +294,8 @@ def test_lower_priority_pod_does_not_take_the_room_freed_for_the_preemptor() -> 
     assert node_of(fw, "hi") == "b"
     assert node_of(fw, "lp") is None
     no_victims = ("0/1 nodes are available: 1 Insufficient cpu. "
-                  "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
+                  "no new claims to deallocate, "
+                  "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
     lp_attempts = [e.time - T0 for e in fw.cluster.events if e.name == "lp" and e.reason == "FailedScheduling"]
     hi_bound = bound_at(fw, "hi")
     assert hi_bound is not None
