@@ -8,7 +8,8 @@ a bounded sample of candidates starting at an offset, the choice of one candidat
 (``pick_one_node_for_preemption``), then the victims' deletion and the nomination of the node.
 
 Also here, from upstream ``pkg/scheduler/util/utils.go``: ``more_important_pod``,
-``get_pod_start_time`` and ``get_earliest_pod_start_time``.
+``get_pod_start_time`` and ``get_earliest_pod_start_time``. PodDisruptionBudgets are read by
+:mod:`kubesched.api.pdb` and times by :mod:`kubesched.api.rfc3339` (both re-exported here).
 
 Where we differ from upstream, on purpose:
 
@@ -41,15 +42,13 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Protocol
 
-from kubesched.api.errors import InvalidObjectError
-from kubesched.api.labels import Selector, selector_from_label_selector
+from kubesched.api.pdb import PodDisruptionBudget, parse_pdbs
+from kubesched.api.rfc3339 import parse_rfc3339_ns
 from kubesched.framework.cluster import BindConflictError
 
 from .clock import VirtualClock, rfc3339
@@ -107,20 +106,13 @@ class NodeToStatus(dict[str, Status]):
 # ------------------------------------------------------------------------------------------------
 # pkg/scheduler/util: pod importance and start times
 # ------------------------------------------------------------------------------------------------
-_RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$")
-
-
 def parse_time_ns(text: str) -> int | None:
-    """An RFC 3339 time (``metav1.Time``, with optional fractional seconds) in Unix nanoseconds."""
-    m = _RFC3339.match(text.strip())
-    if m is None:
-        return None
-    base, frac, tz = m.groups()
+    """An RFC 3339 time (``metav1.Time``, with optional fractional seconds) in Unix nanoseconds; None
+    when unreadable (the pod then counts as not started)."""
     try:
-        dt = datetime.fromisoformat(base.replace("t", "T").replace(" ", "T") + ("+00:00" if tz in "Zz" else tz))
+        return parse_rfc3339_ns(text)
     except ValueError:
         return None
-    return int(dt.timestamp()) * 1_000_000_000 + int((frac or "0")[:9].ljust(9, "0"))
 
 
 def get_pod_start_time(pod: PodInfo, now_ns: int) -> int:
@@ -166,48 +158,6 @@ def sort_by_importance(pods: list[PodInfo], more_important: Callable[[PodInfo, P
         return 0
 
     pods.sort(key=functools.cmp_to_key(cmp))
-
-
-# ------------------------------------------------------------------------------------------------
-# PodDisruptionBudgets
-# ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class PodDisruptionBudget:
-    """What preemption reads of a policy/v1 PodDisruptionBudget."""
-
-    namespace: str
-    #: None for an invalid selector, which matches no pod (upstream skips the PDB).
-    selector: Selector | None
-    disruptions_allowed: int
-    disrupted_pods: frozenset[str]
-
-    @classmethod
-    def from_object(cls, obj: Mapping[str, Any]) -> PodDisruptionBudget:
-        md = obj.get("metadata") or {}
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        try:
-            selector: Selector | None = selector_from_label_selector(spec.get("selector"), "spec.selector")
-        except InvalidObjectError:
-            selector = None
-        allowed = status.get("disruptionsAllowed")
-        disrupted = status.get("disruptedPods") or {}
-        return cls(
-            namespace=str(md.get("namespace") or "default"),
-            selector=selector,
-            disruptions_allowed=int(allowed) if isinstance(allowed, int) else 0,
-            disrupted_pods=frozenset(disrupted) if isinstance(disrupted, Mapping) else frozenset(),
-        )
-
-    def matches(self, pod: PodInfo) -> bool:
-        """Same namespace and a selector that selects the pod; a nil or empty selector selects nothing."""
-        if self.namespace != pod.namespace or self.selector is None:
-            return False
-        return not self.selector.empty and self.selector.matches(pod.labels)
-
-
-def parse_pdbs(objs: Iterable[Mapping[str, Any]]) -> list[PodDisruptionBudget]:
-    return [PodDisruptionBudget.from_object(o) for o in objs]
 
 
 # ------------------------------------------------------------------------------------------------

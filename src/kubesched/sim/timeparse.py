@@ -1,10 +1,11 @@
 """Times and durations the simulator reads from users: RFC 3339 times and Go durations.
 
-One grammar each, with the range checked: a virtual clock is a float of epoch seconds, and a
-value that is NaN, infinite or past year 9999 would hang the event loop (a NaN deadline is never
-reached) or crash the first time a time is printed. So every time must lie in the range RFC 3339
-and Python's datetime share, years 0001 to 9999 in UTC, and every duration must be finite,
-non-negative and fit in that range.
+One grammar each, shared with the rest of the project (RFC 3339: :mod:`kubesched.api.rfc3339`; Go
+durations: :mod:`kubesched.config.duration`), with the simulator's range checked on top: a virtual
+clock is a float of epoch seconds, and a value that is NaN, infinite or past year 9999 would hang
+the event loop (a NaN deadline is never reached) or crash the first time a time is printed. So
+every time must lie in the range RFC 3339 and Python's datetime share, years 0001 to 9999 in UTC,
+and every duration must be finite, non-negative and fit in that range.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import re
 from datetime import UTC, datetime
 
+from kubesched.api.rfc3339 import is_rfc3339, parse_rfc3339_ns
 from kubesched.config.duration import parse_duration as parse_go_duration
 
 __all__ = [
@@ -28,33 +30,27 @@ MIN_TIME = datetime(1, 1, 1, tzinfo=UTC).timestamp()
 MAX_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
 _RANGE_TEXT = "0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z"
 
-# RFC 3339 section 5.6 date-time (with the common space separator RFC 3339 allows in a note).
-_RFC3339 = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})"
-)
+#: Fractional digits the simulator reads: a virtual clock keeps no more than nanoseconds.
+_MAX_FRACTION_DIGITS = 9
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def parse_rfc3339(text: object) -> float:
     """An RFC 3339 time (``2026-01-01T21:00:00Z``, ``2026-01-01T23:00:00+02:00``) in epoch seconds."""
     t = str(text).strip()
-    if not _RFC3339.fullmatch(t):
+    if not is_rfc3339(t, max_fraction_digits=_MAX_FRACTION_DIGITS):
         raise ValueError(f"invalid time {_show(text)} (use RFC 3339, e.g. 2026-01-01T21:00:00Z)")
-    iso = t[:10] + "T" + t[11:]
-    iso = iso[:-1] + "+00:00" if iso[-1] in "Zz" else iso
-    if "." in iso:  # Python's fromisoformat takes at most 6 fractional digits
-        head, _, rest = iso.partition(".")
-        digits = re.match(r"\d+", rest)
-        assert digits is not None
-        iso = f"{head}.{digits.group()[:6]:0<6}{rest[len(digits.group()):]}"
     try:
-        ts = datetime.fromisoformat(iso).timestamp()
+        ns = parse_rfc3339_ns(t, max_fraction_digits=_MAX_FRACTION_DIGITS)
     except OverflowError:
         raise ValueError(f"time {_show(text)} is outside the supported range {_RANGE_TEXT}") from None
     except ValueError as err:
         if str(err).startswith("year "):
             raise ValueError(f"time {_show(text)} is outside the supported range {_RANGE_TEXT}") from None
         raise ValueError(f"invalid time {_show(text)}: {err}") from None
+    # Whole seconds plus microseconds, as datetime.timestamp() rounds them (the float of old runs).
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    ts = (seconds * 1_000_000 + nanos // 1000) / 1_000_000
     if not MIN_TIME <= ts <= MAX_TIME:
         raise ValueError(f"time {_show(text)} is outside the supported range {_RANGE_TEXT}")
     return ts
@@ -84,7 +80,7 @@ def parse_time_or_offset(text: object, start: float) -> float:
     try:
         offset = parse_sim_duration(text)
     except ValueError as duration_error:
-        if _RFC3339.fullmatch(str(text).strip()):
+        if is_rfc3339(str(text), max_fraction_digits=_MAX_FRACTION_DIGITS):
             return parse_rfc3339(text)
         if "longer than" in str(duration_error) or "negative" in str(duration_error):
             raise

@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 
+from kubesched.api.pdb import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle
 from kubesched.framework.preemption import (
     Candidate,
-    PodDisruptionBudget,
     ScoreFunc,
     more_important_pod,
     sort_by_importance,

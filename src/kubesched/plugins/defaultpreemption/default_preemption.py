@@ -36,6 +36,7 @@ import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+from kubesched.api.pdb import PodDisruptionBudget
 from kubesched.config.plugin_args import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
@@ -45,7 +46,6 @@ from kubesched.framework.preemption import (
     REASON_PREEMPTION_BY_SCHEDULER,
     Candidate,
     Evaluator,
-    PodDisruptionBudget,
     ScoreFunc,
     more_important_pod,
     sort_by_importance,
