@@ -314,7 +314,7 @@ class SubprocessScheduler:
             f"--config={self.config_path}",
             f"--kubeconfig={kubeconfig}",
             f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
-            "--secure-port=0",  # replicas side by side; HTTPS has its own test (test_kube_secure_serving.py)
+            "--secure-port=0",  # replicas side by side; HTTPS has its own test (test_kube_https_serving.py)
             "-v=2",
             *args,
         ]

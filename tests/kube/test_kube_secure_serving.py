@@ -5,7 +5,7 @@ options: CacheTTL 10 s, AllowCacheTTL/DenyCacheTTL 10 s, AlwaysAllowPaths /healt
 AlwaysAllowGroups system:masters), pkg/authentication/request/bearertoken (a token that does not
 authenticate is 401, "invalid bearer token"), pkg/endpoints/handlers/responsewriters (the 401/403
 Status bodies), cmd/kube-scheduler/app/options (port 10259, pair name kube-scheduler).
-The real API server's TokenReview and SubjectAccessReview: tests/e2e/test_kube_secure_serving.py.
+The real API server's TokenReview and SubjectAccessReview: tests/e2e/test_kube_https_serving.py.
 """
 
 from __future__ import annotations
