@@ -487,13 +487,13 @@ def run(
     ]
     if flag_errors:
         _fail([str(e) for e in flag_errors])
-    from kubesched.kube.delegated_auth import CACHE_TTL
+    from kubesched.kube.delegated_auth import CACHE_TTL, parse_always_allow_paths
     from kubesched.kube.serving import SecureServingOptions
 
-    always_allow = tuple(p.strip() for p in authorization_always_allow_paths.split(",") if p.strip())
-    bad_paths = [p for p in always_allow if "*" in p[:-1]]
-    if bad_paths:
-        _fail([f"--authorization-always-allow-paths: only trailing * allowed in {p!r}" for p in bad_paths])
+    try:
+        always_allow = parse_always_allow_paths(authorization_always_allow_paths)
+    except ValueError as err:
+        _fail([f"--authorization-always-allow-paths: {err}"])
     serving = SecureServingOptions(
         bind_address=bind_address,
         secure_port=secure_port,

@@ -47,6 +47,14 @@ current-context: x
     (["--master=ftp://apiserver"], "error: --master 'ftp://apiserver': expected a URL such as https://10.0.0.1:6443"),
     (["--profiling=maybe"], "Invalid value for '--profiling': 'maybe' is not a valid boolean."),
     (["--contention-profiling=2"], "Invalid value for '--contention-profiling': '2' is not a valid boolean."),
+    # issue 13: secure serving's flags (k8s.io/apiserver/pkg/authorization/path: only a trailing *)
+    (["--authorization-always-allow-paths=/healthz,/a*b"],
+     "error: --authorization-always-allow-paths: only trailing * allowed in '/a*b'"),
+    (["--secure-port=70000"], "Invalid value for '--secure-port': 70000 is not in the range 0<=x<=65535."),
+    (["--bind-address=localhost"], "Invalid value for '--bind-address': 'localhost' is not an IP address"),
+    (["--tls-cert-file=/nonexistent.crt"], "error: --tls-cert-file and --tls-private-key-file must be set together"),
+    (["--tls-cert-file=/nonexistent.crt", "--tls-private-key-file=/nonexistent.key"],
+     "error: serving certificate --tls-cert-file /nonexistent.crt: No such file or directory"),
 ])
 def test_bad_flag_values_exit_2(tmp_path: Path, flags: list[str], line: str) -> None:
     kubeconfig = tmp_path / "kubeconfig"

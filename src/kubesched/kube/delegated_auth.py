@@ -179,6 +179,13 @@ class DelegatedAuthenticator:
         return user
 
 
+def parse_always_allow_paths(value: str) -> tuple[str, ...]:
+    """``--authorization-always-allow-paths``: comma-separated; ValueError names a bad path."""
+    paths = tuple(p.strip() for p in value.split(",") if p.strip())
+    _path_rules(paths)
+    return paths
+
+
 def _path_rules(paths: Sequence[str]) -> tuple[frozenset[str], tuple[str, ...]]:
     """k8s.io/apiserver/pkg/authorization/path: exact paths, and prefixes for a trailing ``*``;
     the leading slash is optional. A ``*`` anywhere else is refused."""

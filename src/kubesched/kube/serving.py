@@ -63,17 +63,16 @@ def _names(bind_address: str) -> tuple[list[str], list[ipaddress.IPv4Address | i
 
 def self_signed_pem(bind_address: str) -> tuple[bytes, bytes]:
     """A self-signed serving certificate and its key (PEM), valid for a year from now."""
-    try:
-        import cryptography  # noqa: F401  (a core dependency; imported only here, when needed)
+    try:  # a core dependency, imported only here, when a certificate is made
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
     except ImportError:
         raise ServingCertError(
             "a self-signed serving certificate needs the cryptography package (pip install kubesched "
             "installs it); or set --tls-cert-file and --tls-private-key-file, or --secure-port=0"
         ) from None
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
     dns, ips = _names(bind_address)

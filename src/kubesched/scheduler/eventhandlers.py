@@ -40,24 +40,26 @@ class EventHandlersMixin(SchedulerBase):
     def _terminated(pod: Mapping[str, Any]) -> bool:
         return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
-    def _on_pod_add(self, pod: dict[str, Any]) -> None:
+    def _on_pod_add(self, pod: dict[str, Any]) -> str | None:
         if self._terminated(pod):
-            return
+            return None
         if self._assigned(pod):
             pi = PodInfo(pod)
             self.cache.add_pod(pi)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, pod)
-        elif self.responsible_for(pod):
+            return "AssignedPodAdd"
+        if self.responsible_for(pod):
             self.queue.add(pod)
             if self._unscheduled_pod_add_events:
                 # Upstream addPodToSchedulingQueue under the GangScheduling feature gate.
                 self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, pod)
+            return "UnschedulablePodAdd"
+        return None  # upstream's informer filter never hands over another scheduler's pod
 
-    def _on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+    def _on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> str:
         if self._terminated(new):
             self._on_pod_delete(new)
-            return
-        if self._assigned(new):
+        elif self._assigned(new):
             was_assigned = old is not None and self._assigned(old)
             if not was_assigned:
                 self.queue.delete(new)  # bound (by us or someone else): out of the queue
@@ -73,15 +75,14 @@ class EventHandlersMixin(SchedulerBase):
                 EventResource.ASSIGNED_POD, _pod_update_action(old, new) if was_assigned else ActionType.ADD
             )
             self.queue.move_all_to_active_or_backoff(event, old, new)
-        elif self.responsible_for(new):
-            if self.cache.is_assumed(str((new.get("metadata") or {}).get("uid") or "")):
-                # Upstream updatePodInSchedulingQueue: an assumed pod (its binding cycle patching it,
-                # e.g. at PreBind) is not scheduled again.
-                return
+        # Upstream updatePodInSchedulingQueue: an assumed pod (its binding cycle patching it, e.g.
+        # at PreBind) is not scheduled again.
+        elif self.responsible_for(new) and not self.cache.is_assumed(str((new.get("metadata") or {}).get("uid") or "")):
             event = ClusterEvent(EventResource.UNSCHEDULED_POD, _pod_update_action(old, new))
             self.queue.update(old, new, event)
+        return "AssignedPodUpdate" if self._assigned(new) else "UnschedulablePodUpdate"
 
-    def _on_pod_delete(self, pod: dict[str, Any]) -> None:
+    def _on_pod_delete(self, pod: dict[str, Any]) -> str:
         pi = PodInfo(pod)
         if self._assigned(pod) or (self.cache.get_pod(pi.uid) is not None and not self.cache.is_assumed(pi.uid)):
             self.cache.remove_pod(pi)
@@ -89,7 +90,7 @@ class EventHandlersMixin(SchedulerBase):
                 # Gone for good: a pod created again under the same UID is a new pod to schedule.
                 self._bound_uids.discard(pi.uid)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
-            return
+            return "AssignedPodDelete"
         # Upstream deletePodFromSchedulingQueue: an unbound pod leaves the queue; if it was waiting
         # at Permit it is rejected now (its binding cycle then unreserves and forgets it), and its
         # resources are as good as freed.
@@ -97,6 +98,7 @@ class EventHandlersMixin(SchedulerBase):
         rejected = [fw.reject_waiting_pod(pi.uid) for fw in self.frameworks.values()]
         if any(rejected):
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+        return "UnschedulablePodDelete"
 
     def _on_node_add(self, node: dict[str, Any]) -> None:
         self.cache.add_node(node)
@@ -122,54 +124,43 @@ class EventHandlersMixin(SchedulerBase):
         self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, kind), old, new)
 
     # -- the handlers, timed as upstream's (scheduler_event_handling_duration_seconds{event}) -------
+    def _observe(self, label: str | None, start: float) -> None:
+        if label is not None:
+            self.metrics.observe_event_handling(label, time.perf_counter() - start)
+
     def on_pod_add(self, pod: dict[str, Any]) -> None:
-        if self._terminated(pod):
-            return
-        if self._assigned(pod):
-            label = "AssignedPodAdd"
-        elif self.responsible_for(pod):
-            label = "UnschedulablePodAdd"
-        else:
-            return  # upstream's informer filter never hands over another scheduler's pod
         start = time.perf_counter()
-        self._on_pod_add(pod)
-        self.metrics.observe_event_handling(label, time.perf_counter() - start)
+        self._observe(self._on_pod_add(pod), start)
 
     def on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
-        label = "AssignedPodUpdate" if self._assigned(new) else "UnschedulablePodUpdate"
         start = time.perf_counter()
-        self._on_pod_update(old, new)
-        self.metrics.observe_event_handling(label, time.perf_counter() - start)
+        self._observe(self._on_pod_update(old, new), start)
 
     def on_pod_delete(self, pod: dict[str, Any]) -> None:
-        uid = str((pod.get("metadata") or {}).get("uid") or "")
-        label = "AssignedPodDelete" if self._assigned(pod) or self.cache.get_pod(uid) else "UnschedulablePodDelete"
         start = time.perf_counter()
-        self._on_pod_delete(pod)
-        self.metrics.observe_event_handling(label, time.perf_counter() - start)
+        self._observe(self._on_pod_delete(pod), start)
 
     def on_node_add(self, node: dict[str, Any]) -> None:
         start = time.perf_counter()
         self._on_node_add(node)
-        self.metrics.observe_event_handling("NodeAdd", time.perf_counter() - start)
+        self._observe("NodeAdd", start)
 
     def on_node_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         start = time.perf_counter()
         self._on_node_update(old, new)
-        self.metrics.observe_event_handling("NodeUpdate", time.perf_counter() - start)
+        self._observe("NodeUpdate", start)
 
     def on_node_delete(self, node: dict[str, Any]) -> None:
         start = time.perf_counter()
         self._on_node_delete(node)
-        self.metrics.observe_event_handling("NodeDelete", time.perf_counter() - start)
+        self._observe("NodeDelete", start)
 
     def on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> None:
         """Any other kind (Namespace, PriorityClass, PDB, custom resources) changed."""
         start = time.perf_counter()
         self._on_object_event(kind, action, old, new)
         verb = "Add" if action == ActionType.ADD else "Delete" if action == ActionType.DELETE else "Update"
-        self.metrics.observe_event_handling(f"{kind}{verb}", time.perf_counter() - start)
-
+        self._observe(f"{kind}{verb}", start)
 
 def _pod_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:
     if old is None:
