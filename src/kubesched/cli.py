@@ -23,6 +23,7 @@ from kubesched import __version__
 from kubesched.api.text import printable
 from kubesched.config.errors import ConfigError
 from kubesched.config.feature_gates import FeatureGates
+from kubesched.config.releases import Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import rfc3339
 from kubesched.framework.registry import Registry, RegistryError
@@ -81,12 +82,15 @@ def _registry() -> Registry:
     return reg
 
 
-def _load_config(path: str | None, reg: Registry) -> KubeSchedulerConfiguration:
+def _load_config(path: str | None, reg: Registry, release: Release | None = None) -> KubeSchedulerConfiguration:
     from kubesched.config.load import load_config
+    from kubesched.config.releases import DEFAULT_RELEASE
 
     try:
         # With the registry's names, unknown or repeated plugins come out with the other problems.
-        return load_config(path, args_types=reg.args_types(), registered=set(reg))
+        return load_config(
+            path, args_types=reg.args_types(), registered=set(reg), release=release or DEFAULT_RELEASE
+        )
     except ConfigError as err:
         prefix = f"{path}: " if path else ""
         _fail([f"{prefix}{e}" for e in err.errors])
@@ -137,6 +141,32 @@ def cli() -> None:
 START_HELP = "Virtual clock start (RFC 3339). Default: 2026-01-01T00:00:00Z."
 
 
+def _emulated_version(ctx: click.Context, param: click.Parameter, value: str | None) -> Release | None:
+    if value is None:
+        return None
+    from kubesched.config.releases import ReleaseError, parse_emulated_version
+
+    try:
+        return parse_emulated_version(value)
+    except ReleaseError as err:
+        raise click.BadParameter(str(err).removeprefix("--emulated-version: ")) from None
+
+
+def _emulated_version_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--emulated-version``: the kube-scheduler release to behave as (docs/releases.md)."""
+    from kubesched.config.releases import DEFAULT_RELEASE, RELEASES
+
+    return click.option(
+        "--emulated-version",
+        "release",
+        default=None,
+        callback=_emulated_version,
+        metavar="[kube=]MAJOR.MINOR",
+        help=f"Behave as kube-scheduler of this release: {', '.join(map(str, RELEASES))} "
+             f"(default {DEFAULT_RELEASE}): its defaults, feature gates and decisions.",
+    )(fn)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
@@ -152,6 +182,7 @@ START_HELP = "Virtual clock start (RFC 3339). Default: 2026-01-01T00:00:00Z."
 )
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-v", "--v", "verbosity", type=int, default=0, help="Log verbosity (as kube-scheduler's -v).")
+@_emulated_version_option
 def simulate(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -161,6 +192,7 @@ def simulate(
     tie_break: str,
     output: str,
     verbosity: int,
+    release: Release | None,
 ) -> None:
     """Schedule the pods in PATHS (YAML files or folders) on a simulated cluster with a virtual clock."""
     from kubesched.sim.runner import DEFAULT_START, ArrivalError
@@ -168,7 +200,7 @@ def simulate(
 
     _setup_logging(verbosity)
     reg = _registry()
-    config = _load_config(config_path, reg)
+    config = _load_config(config_path, reg, release)
     start_ts, until_ts = _time_window(start, until, DEFAULT_START)
     skip = {Path(config_path).resolve()} if config_path else None
     try:
@@ -195,14 +227,17 @@ def simulate(
 @click.option("--pod", "pod_path", required=True, type=click.Path(), help="The pod to explain (YAML).")
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def explain(paths: tuple[str, ...], pod_path: str, config_path: str | None, output: str) -> None:
+@_emulated_version_option
+def explain(
+    paths: tuple[str, ...], pod_path: str, config_path: str | None, output: str, release: Release | None
+) -> None:
     """Explain one scheduling cycle of a pod on the cluster in PATHS: every plugin, every node."""
     from kubesched.explain import explain as run_explain
     from kubesched.sim.simulation import new_simulation
 
     _setup_logging(0)
     reg = _registry()
-    config = _load_config(config_path, reg)
+    config = _load_config(config_path, reg, release)
     skip = {Path(p).resolve() for p in (config_path, pod_path) if p}
     try:
         objects = load_manifests(paths, skip=skip)
@@ -366,6 +401,10 @@ def _write_config(path: str, config: KubeSchedulerConfiguration) -> NoReturn:
     help="HOST:PORT also serving /metrics, /healthz, /livez, /readyz over plain HTTP, unauthenticated "
          "(off unless set; 0 disables).",
 )
+@click.option("--legacy-metrics", is_flag=True, default=False,
+              help="Also expose kube-scheduler v1.14's deprecated scheduler_e2e_scheduling_latency_microseconds "
+                   "and scheduler_binding_latency_microseconds (fed by their successors' observations), for "
+                   "dashboards written for those releases.")
 @click.option("--secure-port", type=click.IntRange(0, 65535), default=10259, show_default=True,
               help="HTTPS port for /metrics and health, with authentication and authorization; 0 disables.")
 @click.option("--bind-address", default="0.0.0.0", show_default=True, callback=_ip_address,
@@ -403,6 +442,7 @@ def _write_config(path: str, config: KubeSchedulerConfiguration) -> NoReturn:
     help="Log verbosity, as kube-scheduler's -v (also -v=2); 2 logs every decision.",
 )
 @click.option("--logging-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_emulated_version_option
 def run(
     config_path: str | None,
     kubeconfig: str | None,
@@ -421,6 +461,7 @@ def run(
     kube_api_qps: float | None,
     kube_api_burst: int | None,
     metrics_bind_address: str | None,
+    legacy_metrics: bool,
     secure_port: int,
     bind_address: str,
     cert_dir: str | None,
@@ -438,6 +479,7 @@ def run(
     shutdown_grace_period: float | None,
     verbosity: int,
     logging_format: str,
+    release: Release | None,
 ) -> None:
     """Schedule pods on a real cluster (kube-apiserver), as kube-scheduler does."""
     from dataclasses import replace
@@ -458,7 +500,7 @@ def run(
         except KubeConfigError as err:
             _fail([str(err)])
     reg = _registry()
-    config = _load_config(config_path, reg)
+    config = _load_config(config_path, reg, release)
     config.leader_election = apply_leader_election_flags(
         config.leader_election,
         leader_elect=leader_elect,
@@ -521,6 +563,7 @@ def run(
         feature_gates=gates,
         metrics_bind_address=metrics_bind_address or DEFAULT_METRICS_ADDRESS,
         serving=serving,
+        legacy_metrics=legacy_metrics,
     )
     if shutdown_grace_period is not None:
         options.shutdown_grace = shutdown_grace_period

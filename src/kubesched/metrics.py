@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import random
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -94,6 +95,17 @@ class _LightObserver:
             child.counts[i] += 1
             child.sum += amount
 
+    def observe_many(self, amount: float, count: int) -> None:
+        """``count`` observations of ``amount`` at once (a batch plugin call answering for
+        ``count`` nodes, each counted with the call's mean duration)."""
+        if count <= 0:
+            return
+        i = bisect.bisect_left(self._bounds, amount)
+        child = self._child
+        with self._lock:
+            child.counts[i] += count
+            child.sum += amount * count
+
 
 class _LightCount:
     """One child of a :class:`LightCounter`. ``inc`` takes the lock; the instrumented plugin
@@ -145,10 +157,56 @@ class LightCounter(Collector):
         yield family
 
 
+#: Upstream's ``pluginMetricsSamplePercent`` (pkg/scheduler/schedule_one.go, v1.35): the share of
+#: scheduling cycles, and of PreEnqueue runs, whose plugin calls are timed into
+#: ``scheduler_plugin_execution_duration_seconds``.
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+class PluginDurations:
+    """``scheduler_plugin_execution_duration_seconds`` of one plugin at one extension point: the
+    label children by status, looked up once (a sampled cycle observes every plugin call)."""
+
+    __slots__ = ("_children", "_hist", "_labels")
+
+    def __init__(self, hist: LightHistogram, plugin: str, point: str) -> None:
+        self._hist = hist
+        self._labels = (plugin, point)
+        self._children: dict[str, _LightObserver] = {}
+
+    def observe(self, status: str, seconds: float, count: int = 1) -> None:
+        """``count`` calls (or nodes of one batch call) that ended with ``status`` (upstream's
+        ``Code.String()``: Success, Unschedulable, ...) and took ``seconds`` each."""
+        if count <= 0:
+            return
+        child = self._children.get(status)
+        if child is None:
+            child = self._children[status] = self._hist.labels(*self._labels, status)
+        if count == 1:
+            child.observe(seconds)
+        else:
+            child.observe_many(seconds, count)
+
+
 class SchedulerMetrics:
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    """One scheduler's metrics. ``legacy`` adds the two families kube-scheduler removed after
+    v1.14 (``--legacy-metrics``), for dashboards written against the guides of that time; each is
+    fed by the observation of its successor (see :meth:`observe_attempt` and
+    :meth:`framework_extension_point_duration`)."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        legacy: bool = False,
+        plugin_metrics_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
+    ) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        #: Upstream's ``WithPluginMetricsSamplePercent`` (tests set 100 to time every cycle).
+        self.plugin_metrics_sample_percent = plugin_metrics_sample_percent
+        # Its own generator: drawing from the scheduler's seeded one would change tie-breaks.
+        self._sample_rng = random.Random()
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts",
             "Number of attempts to schedule pods, by the result.",
@@ -188,10 +246,10 @@ class SchedulerMetrics:
             buckets=_exp(0.0001, 2, 12),
             registry=r,
         )
-        # Registered as upstream, not recorded yet: kube-scheduler records it for a 10 % sample of
-        # scheduling cycles, asynchronously (metricsRecorder, pkg/scheduler/metrics/metric_recorder.go,
-        # and runtime/framework.go's run*Plugin when state.ShouldRecordPluginMetrics()).
-        self.plugin_execution_duration = Histogram(
+        # Recorded for a sample of scheduling cycles (PLUGIN_METRICS_SAMPLE_PERCENT, upstream's
+        # pluginMetricsSamplePercent in schedule_one.go), as runtime/framework.go's run*Plugin do
+        # when state.ShouldRecordPluginMetrics(); see plugin_duration_recorder.
+        self.plugin_execution_duration = LightHistogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
             ["plugin", "extension_point", "status"],
@@ -264,6 +322,25 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        # --legacy-metrics: kube-scheduler v1.14's deprecated microsecond histograms
+        # (pkg/scheduler/metrics/metrics.go at v1.14.10: DeprecatedE2eSchedulingLatency and
+        # DeprecatedBindingLatency, ExponentialBuckets(1000, 2, 15), no labels), removed in v1.15+.
+        self.legacy_e2e_scheduling_latency: LightHistogram | None = None
+        self.legacy_binding_latency: LightHistogram | None = None
+        if legacy:
+            self.legacy_e2e_scheduling_latency = LightHistogram(
+                "scheduler_e2e_scheduling_latency_microseconds",
+                "(Deprecated) E2e scheduling latency in microseconds (scheduling algorithm + binding)",
+                buckets=_exp(1000, 2, 15),
+                registry=r,
+            )
+            self.legacy_binding_latency = LightHistogram(
+                "scheduler_binding_latency_microseconds",
+                "(Deprecated) Binding latency in microseconds",
+                buckets=_exp(1000, 2, 15),
+                registry=r,
+            )
+
         # Label children by label values: ``labels()`` costs more than the observation itself,
         # and these are observed several times per scheduling cycle.
         self._children: dict[tuple[object, ...], Any] = {}
@@ -278,6 +355,23 @@ class SchedulerMetrics:
     # Narrow entry points used by the framework and queue -------------------------------------
     def framework_extension_point_duration(self, point: str, status: Status, profile: str, seconds: float) -> None:
         self._child(self.extension_point_duration, point, status.code.upstream_name, profile).observe(seconds)
+        if point == "Bind" and self.legacy_binding_latency is not None and status.is_success():
+            # v1.14 observed binding_latency_microseconds next to binding_duration_seconds, after
+            # a successful Bind only; the Bind extension point's duration is that successor now.
+            self.legacy_binding_latency.observe(seconds * 1e6)
+
+    def sample_plugin_metrics(self) -> bool:
+        """Whether this scheduling cycle (or PreEnqueue run) times its plugins: upstream's
+        ``rand.Intn(100) < pluginMetricsSamplePercent``."""
+        return self._sample_rng.randrange(100) < self.plugin_metrics_sample_percent
+
+    def plugin_duration_recorder(self, plugin: str, point: str) -> PluginDurations:
+        """What a plugin's calls at ``point`` are timed into, in sampled cycles."""
+        return PluginDurations(self.plugin_execution_duration, plugin, point)
+
+    def observe_plugin_duration(self, point: str, plugin: str, status: str, seconds: float) -> None:
+        """Upstream ``ObservePluginDurationAsync(point, plugin, status, seconds)``."""
+        self._child(self.plugin_execution_duration, plugin, point, status).observe(seconds)
 
     def plugin_evaluation_counter(self, plugin: str, point: str, profile: str) -> _LightCount:
         """The ``scheduler_plugin_evaluation_total`` child a wrapped plugin increments."""
@@ -289,6 +383,10 @@ class SchedulerMetrics:
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
         self._child(self.schedule_attempts, result, profile).inc()
         self._child(self.attempt_duration, result, profile).observe(seconds)
+        if result == "scheduled" and self.legacy_e2e_scheduling_latency is not None:
+            # v1.14's e2e_scheduling_latency_microseconds: the attempt from the start of the
+            # scheduling cycle to the end of binding, as scheduling_attempt_duration_seconds.
+            self.legacy_e2e_scheduling_latency.observe(seconds * 1e6)
 
     def observe_scheduled(self, attempts: int, since_first_attempt: float | None) -> None:
         self._child(self.pod_scheduling_attempts).observe(attempts)

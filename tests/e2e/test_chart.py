@@ -322,6 +322,6 @@ def test_dashboard_uses_only_exposed_upstream_names(helm: Path, tmp_path: Path) 
         "scheduler_pending_pods",
         "scheduler_pod_scheduling_sli_duration_seconds_bucket",
     } <= used
-    # Not the family issue 13 found registered but never written.
-    assert "scheduler_plugin_execution_duration_seconds_bucket" not in used
+    # Recorded for 10 % of the cycles since issue 13 (it was registered and never written).
+    assert "scheduler_plugin_execution_duration_seconds_bucket" in used
     assert len({p["id"] for p in dashboard["panels"]}) == len(dashboard["panels"])

@@ -29,7 +29,7 @@ import yaml
 
 from kubesched.config.load import load_config
 from kubesched.kube.cluster import KubeOptions
-from kubesched.kube.controlplane import ControlPlane
+from kubesched.kube.controlplane import ControlPlane, start_kube_scheduler
 from kubesched.kube.run import RunOptions, SchedulerApp
 from kubesched.kube.serving import SecureServingOptions
 from kubesched.plugins.registry import default_registry
@@ -399,6 +399,22 @@ def ns(api: Api) -> str:
 def kubeconfig(control_plane: ControlPlane) -> Path:
     """The admin kubeconfig (system:masters); test_kube_rbac.py runs with the ServiceAccount."""
     return control_plane.kubeconfig_path
+
+
+@pytest.fixture
+def kube_scheduler(control_plane: ControlPlane, tmp_path: Path) -> Iterator[tuple[str, int]]:
+    """The real kube-scheduler of the control plane's release, with its own schedulerName:
+    ``(scheduler name, HTTPS port)``, to compare kubesched with in the same cluster."""
+    name = unique("ks")
+    port = free_port()
+    cfg = tmp_path / "ks.yaml"
+    cfg.write_text(yaml.safe_dump(scheduler_config(name)))
+    proc = start_kube_scheduler(cfg, control_plane.kubeconfig_path, secure_port=port, log_path=tmp_path / "ks.log")
+    try:
+        yield name, port
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 class PodWatch:

@@ -154,6 +154,18 @@ NEW_MSG = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
         ),
         # Identical condition and nomination: nothing to send.
         ({"conditions": [{k: v for k, v in CURRENT["conditions"][0].items() if k != "lastTransitionTime"}]}, None),  # type: ignore[index]
+        # Only a new observedGeneration: v1.35.4's UpdatePodCondition (pkg/api/v1/pod/util.go)
+        # compares status, reason, message and the times, not the generation: nothing to send.
+        (
+            {"conditions": [{**{k: v for k, v in CURRENT["conditions"][0].items() if k != "lastTransitionTime"},  # type: ignore[index]
+                             "observedGeneration": 2}]},
+            None,
+        ),
+        # A new message carries the generation along.
+        (
+            {"conditions": [{**NEW_MSG, "observedGeneration": 2}]},
+            {"conditions": [{**NEW_MSG, "observedGeneration": 2, "lastTransitionTime": "T1"}]},
+        ),
         ({"nominatedNodeName": "n1"}, None),
         ({"nominatedNodeName": "n2"}, {"nominatedNodeName": "n2"}),
         # Clearing writes null (strategic merge patch deletes the field).

@@ -31,15 +31,17 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, cast, get_args, get_origin
 
 from .duration import format_duration, parse_duration
 from .errors import FieldError, child_path, format_value, index_path
+from .releases import Release
 
 __all__ = [
     "decode_args",
@@ -369,13 +371,25 @@ def decode_into(cls: type[T], raw: Mapping[str, Any] | None, path: str, errors: 
 _REL_PATH = re.compile(r"^[\[\w]")
 
 
-def validate_args(instance: object, path: str) -> list[FieldError]:
-    """Run ``instance.validate()`` if it exists, prefixing the relative paths it returns with ``path``."""
+def _takes_release(hook: Callable[..., object]) -> bool:
+    """Whether an args type's ``validate`` checks by release (``validate(release=...)``)."""
+    try:
+        return "release" in inspect.signature(hook).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def validate_args(instance: object, path: str, release: Release | None = None) -> list[FieldError]:
+    """Run ``instance.validate()`` if it exists, prefixing the relative paths it returns with ``path``.
+
+    An args type whose checks changed between releases takes ``validate(release=...)``; it is
+    given the release the configuration is loaded for (out-of-tree types keep ``validate()``)."""
     hook = getattr(instance, "validate", None)
     if not callable(hook):
         return []
+    found = hook(release=release) if release is not None and _takes_release(hook) else hook()
     out: list[FieldError] = []
-    for item in cast("list[FieldError | tuple[str, str]]", hook()):
+    for item in cast("list[FieldError | tuple[str, str]]", found):
         if isinstance(item, FieldError):
             rel, msg = item.path, item.message
         else:
@@ -384,8 +398,10 @@ def validate_args(instance: object, path: str) -> list[FieldError]:
     return out
 
 
-def decode_args(cls: type[T], raw: Mapping[str, Any] | None, path: str) -> tuple[T | None, list[FieldError]]:
-    """Decode, default and validate one plugin's args.
+def decode_args(
+    cls: type[T], raw: Mapping[str, Any] | None, path: str, *, release: Release | None = None
+) -> tuple[T | None, list[FieldError]]:
+    """Decode, default and validate one plugin's args (as ``release`` validates them).
 
     Returns ``(instance, [])`` on success, ``(None, errors)`` otherwise. ``raw`` may carry
     the optional ``apiVersion``/``kind`` keys upstream allows inside args.
@@ -399,7 +415,7 @@ def decode_args(cls: type[T], raw: Mapping[str, Any] | None, path: str) -> tuple
     hook = getattr(instance, "set_defaults", None)
     if callable(hook):
         hook()
-    errors.extend(validate_args(instance, path))
+    errors.extend(validate_args(instance, path, release))
     return (None, errors) if errors else (instance, [])
 
 

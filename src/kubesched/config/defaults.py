@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from .args import decode_args
 from .errors import FieldError
 from .plugin_args import IN_TREE_ARGS
+from .releases import DEFAULT_RELEASE, NODE_NAME_BEFORE_NODE_UNSCHEDULABLE, Release
 from .types import (
     DEFAULT_SCHEDULER_NAME,
     KubeSchedulerConfiguration,
@@ -35,7 +36,8 @@ __all__ = [
     "set_defaults_profile",
 ]
 
-#: ``getDefaultPlugins``'s MultiPoint list as of v1.35, in order, with score weights. The
+#: ``getDefaultPlugins``'s MultiPoint list as of v1.35, in order, with score weights (v1.37 swaps
+#: NodeUnschedulable and NodeName: :func:`default_plugins`). The
 #: DynamicResourceAllocation gate is GA (on), so ``applyDynamicResources`` puts
 #: DynamicResources before DefaultPreemption (it deallocates idle claims before any pod is
 #: evicted), with score weight 2 since DRA scoring landed (kubernetes#134711, v1.35 cycle).
@@ -64,13 +66,17 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
 )
 
 
-def default_plugins(*, dynamic_resource_allocation: bool = True) -> Plugins:
-    """A fresh copy of the default plugins (everything through MultiPoint)."""
+def default_plugins(*, dynamic_resource_allocation: bool = True, release: Release = DEFAULT_RELEASE) -> Plugins:
+    """A fresh copy of ``release``'s default plugins (everything through MultiPoint)."""
     enabled = [
         PluginRef(name, weight)
         for name, weight in DEFAULT_MULTI_POINT
         if dynamic_resource_allocation or name != "DynamicResources"
     ]
+    if release.has(NODE_NAME_BEFORE_NODE_UNSCHEDULABLE):
+        names = [p.name for p in enabled]
+        i, j = names.index("NodeUnschedulable"), names.index("NodeName")
+        enabled[i], enabled[j] = enabled[j], enabled[i]
     return Plugins(multi_point=PluginSet(enabled=enabled))
 
 
@@ -126,6 +132,7 @@ def set_defaults_profile(
     args_types: Mapping[str, type] | None = None,
     path: str = "",
     dynamic_resource_allocation: bool = True,
+    release: Release = DEFAULT_RELEASE,
 ) -> list[FieldError]:
     """``setDefaults_KubeSchedulerProfile``: merge the default plugins in, then append
     default args (sorted by plugin name) for every enabled plugin that has an args type
@@ -138,14 +145,14 @@ def set_defaults_profile(
     if args_types:
         types.update(args_types)
     profile.plugins = merge_plugins(
-        default_plugins(dynamic_resource_allocation=dynamic_resource_allocation), profile.plugins
+        default_plugins(dynamic_resource_allocation=dynamic_resource_allocation, release=release), profile.plugins
     )
     existing = {pc.name for pc in profile.plugin_config}
     errors: list[FieldError] = []
     for name in plugin_names(profile.plugins):
         if name in existing or name not in types:
             continue
-        args, errs = decode_args(types[name], None, path)
+        args, errs = decode_args(types[name], None, path, release=release)
         if args is None:
             if not any(e.message == "required field is missing" for e in errs):
                 errors.extend(errs)
@@ -176,6 +183,7 @@ def set_defaults(
                 args_types=args_types,
                 path=f"profiles[{i}].pluginConfig",
                 dynamic_resource_allocation=dynamic_resource_allocation,
+                release=config.release,
             )
         )
     if config.percentage_of_nodes_to_score is None:

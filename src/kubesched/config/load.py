@@ -20,6 +20,7 @@ from .args import decode_into, describe_args, to_raw, validate_args
 from .defaults import set_defaults
 from .errors import ConfigError, FieldError, child_path, format_value, index_path
 from .plugin_args import IN_TREE_ARGS
+from .releases import DEFAULT_RELEASE, Release
 from .types import API_VERSION, KIND, Extender, KubeSchedulerConfiguration, PluginConfig, Profile
 from .validation import validate_configuration, validate_plugin_names
 
@@ -106,7 +107,7 @@ def _check_type_meta(raw: Mapping[str, Any], *, require: bool) -> list[FieldErro
 
 
 def _decode_plugin_args(
-    name: str, raw: Any, path: str, types: Mapping[str, type], errors: list[FieldError]
+    name: str, raw: Any, path: str, types: Mapping[str, type], errors: list[FieldError], release: Release
 ) -> object:
     cls = types.get(name)
     if cls is None:
@@ -139,11 +140,13 @@ def _decode_plugin_args(
         hook = getattr(args, "set_defaults", None)
         if callable(hook):
             hook()
-        errors.extend(validate_args(args, path))
+        errors.extend(validate_args(args, path, release))
     return args
 
 
-def _decode_profiles(raw: Any, types: Mapping[str, type], errors: list[FieldError]) -> list[Profile]:
+def _decode_profiles(
+    raw: Any, types: Mapping[str, type], errors: list[FieldError], release: Release
+) -> list[Profile]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -176,7 +179,7 @@ def _decode_profiles(raw: Any, types: Mapping[str, type], errors: list[FieldErro
                 pc = next(decoded_configs)
                 pc_path = index_path(child_path(path, "pluginConfig"), j)
                 pc.args = _decode_plugin_args(
-                    pc.name, raw_pc.get("args"), child_path(pc_path, "args"), types, errors
+                    pc.name, raw_pc.get("args"), child_path(pc_path, "args"), types, errors, release
                 )
                 configs.append(pc)
             profile.plugin_config = configs
@@ -198,6 +201,7 @@ def _build(
     require_type_meta: bool,
     source: str | None,
     registered: Collection[str] | None = None,
+    release: Release = DEFAULT_RELEASE,
 ) -> KubeSchedulerConfiguration:
     types: dict[str, type] = dict(IN_TREE_ARGS)
     if args_types:
@@ -215,7 +219,7 @@ def _build(
             raise ConfigError(meta_errors, source)
         body = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind", "profiles")}
         config = decode_into(KubeSchedulerConfiguration, body, "", errors)
-        config.profiles = _decode_profiles(raw.get("profiles"), types, errors)
+        config.profiles = _decode_profiles(raw.get("profiles"), types, errors, release)
         extenders = raw.get("extenders")
         if isinstance(extenders, list):
             for i, ext in enumerate(extenders):
@@ -235,6 +239,7 @@ def _build(
     for i, profile in enumerate(config.profiles):
         place = index_path("profiles", i)
         profile.origin = f"{source}: {place}" if source else place
+    config.release = release
     errors.extend(set_defaults(config, args_types=args_types))
     checks.extend(validate_configuration(config, args_types=args_types, validate_plugin_args=False))
     errors.extend(err for err in checks if not _under(err.path, decode_paths))
@@ -249,6 +254,7 @@ def loads_config(
     args_types: Mapping[str, type] | None = None,
     source: str | None = "<string>",
     registered: Collection[str] | None = None,
+    release: Release = DEFAULT_RELEASE,
 ) -> KubeSchedulerConfiguration:
     """Like :func:`load_config` for YAML text."""
     data, errors = _parse_yaml(text)
@@ -256,7 +262,7 @@ def loads_config(
         raise ConfigError(errors, source)
     if data is None:
         raise ConfigError([FieldError("", f"empty document: expected a {KIND} ({API_VERSION})")], source)
-    return _build(data, args_types, require_type_meta=True, source=source, registered=registered)
+    return _build(data, args_types, require_type_meta=True, source=source, registered=registered, release=release)
 
 
 def load_config(
@@ -264,8 +270,10 @@ def load_config(
     *,
     args_types: Mapping[str, type] | None = None,
     registered: Collection[str] | None = None,
+    release: Release = DEFAULT_RELEASE,
 ) -> KubeSchedulerConfiguration:
-    """Load, default and validate a KubeSchedulerConfiguration.
+    """Load, default and validate a KubeSchedulerConfiguration, as kube-scheduler ``release``
+    defaults and validates it (its default plugins, its args checks).
 
     ``source`` is a file path, an already-parsed mapping (``apiVersion``/``kind`` optional
     there, checked when present) or None for kube-scheduler's defaults. ``args_types``
@@ -280,15 +288,15 @@ def load_config(
     bytes must be UTF-8.
     """
     if source is None:
-        return _build(None, args_types, require_type_meta=False, source=None, registered=registered)
+        return _build(None, args_types, require_type_meta=False, source=None, registered=registered, release=release)
     if isinstance(source, Mapping):
-        return _build(source, args_types, require_type_meta=False, source=None, registered=registered)
+        return _build(source, args_types, require_type_meta=False, source=None, registered=registered, release=release)
     path = os.fspath(source)
     try:
         text = read_text_file(path, max_bytes=MAX_CONFIG_BYTES)
     except YAMLInputError as err:
         raise ConfigError([_problem_error(p) for p in err.problems], path) from None
-    return loads_config(text, args_types=args_types, source=path, registered=registered)
+    return loads_config(text, args_types=args_types, source=path, registered=registered, release=release)
 
 
 def config_to_dict(config: KubeSchedulerConfiguration) -> dict[str, Any]:

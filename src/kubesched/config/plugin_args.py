@@ -26,6 +26,7 @@ from .errors import (
     required,
 )
 from .names import is_qualified_name, is_valid_label_value
+from .releases import DEFAULT_RELEASE, FIT_ARGS_SCORING_STRATEGY_CHECKS, Release
 
 __all__ = [
     "IN_TREE_ARGS",
@@ -341,7 +342,7 @@ class NodeResourcesFitArgs:
             self.scoring_strategy.resources = _default_resources()
         _default_weights(self.scoring_strategy.resources)
 
-    def validate(self) -> list[FieldError]:
+    def validate(self, release: Release = DEFAULT_RELEASE) -> list[FieldError]:
         errs: list[FieldError] = []
         for i, res in enumerate(self.ignored_resources):
             errs.extend(_label_name_errors(index_path("ignoredResources", i), res))
@@ -360,6 +361,17 @@ class NodeResourcesFitArgs:
             )
         errs.extend(validate_resources(strategy.resources, child_path(spath, "resources")))
         rpath = child_path(spath, "requestedToCapacityRatio")
+        if not release.has(FIT_ARGS_SCORING_STRATEGY_CHECKS):
+            # v1.35's ValidateNodeResourcesFitArgs: the shape is checked when given (its errors
+            # under scoringStrategy.shape); a RequestedToCapacityRatio block is ignored with the
+            # other types. Without one, RequestedToCapacityRatio makes v1.35.4's NewFit
+            # dereference nil (kube-scheduler panics): kubesched reports v1.36's error instead.
+            ratio = strategy.requested_to_capacity_ratio
+            if ratio is not None:
+                errs.extend(validate_function_shape(ratio.shape, child_path(spath, "shape")))
+            elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+                errs.append(required(rpath, "must be specified when type is RequestedToCapacityRatio"))
+            return errs
         if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
             if strategy.requested_to_capacity_ratio is None:
                 errs.append(required(rpath, "must be specified when type is RequestedToCapacityRatio"))

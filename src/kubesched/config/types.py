@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .releases import DEFAULT_RELEASE, Release
+
 __all__ = [
     "API_VERSION",
     "DEFAULT_SCHEDULER_NAME",
@@ -218,6 +220,9 @@ class KubeSchedulerConfiguration:
     delay_cache_until_active: bool = False
     enable_profiling: bool = True
     enable_contention_profiling: bool = True
+    #: The kube-scheduler release it was defaulted and validated as (``--emulated-version``); not
+    #: a field of the file.
+    release: Release = field(default=DEFAULT_RELEASE, init=False, compare=False, repr=False)
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile serving pods with ``spec.schedulerName == scheduler_name``."""

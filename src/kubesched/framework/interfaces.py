@@ -40,6 +40,8 @@ from .types import (
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
+    from kubesched.config.releases import Release
+
     from .clock import Clock
     from .snapshot import Snapshot
     from .waiting_pods import WaitingPod
@@ -420,6 +422,13 @@ class Handle(Protocol):
     @property
     def parallelism(self) -> int:
         """The configuration's ``parallelism``."""
+        ...
+
+    @property
+    def release(self) -> Release:
+        """The kube-scheduler release the scheduler behaves as (``--emulated-version``): a plugin
+        whose behaviour changed between releases asks ``release.has(change)``
+        (:mod:`kubesched.config.releases`)."""
         ...
 
     # -- the cluster -----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -37,7 +37,13 @@ from .filtering import (
     run_filter_plugins,
     run_filter_plugins_with_nominated_pods,
 )
-from .instrumented_plugins import instrument_filter, instrument_pre_filter, instrument_pre_score, instrument_score
+from .instrumented_plugins import (
+    instrument_filter,
+    instrument_pre_filter,
+    instrument_pre_score,
+    instrument_score,
+    status_label,
+)
 from .interfaces import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
@@ -112,6 +118,12 @@ IMPLIED_PRE_ENQUEUE = "implied_pre_enqueue"
 #: attribute that turns the event on while the plugin is enabled in some profile, so pods it parked
 #: can be let in when a sibling arrives. Without it no event is raised, as upstream without the gate.
 UNSCHEDULED_POD_ADD_EVENTS = "unscheduled_pod_add_events"
+
+
+#: The state :meth:`Framework.run_pre_enqueue_plugins` times its plugins with (PreEnqueue has no
+#: cycle state; only ``record_plugin_metrics`` is read).
+_PRE_ENQUEUE_SAMPLED = CycleState()
+_PRE_ENQUEUE_SAMPLED.record_plugin_metrics = True
 
 
 class FrameworkError(ValueError):
@@ -338,11 +350,21 @@ class Framework:
         replaced by wrappers counting ``scheduler_plugin_evaluation_total``
         (framework/instrumented_plugins.py); ``self.plugins`` keeps the plugins themselves."""
         points, profile = self.points, self.profile_name
-        count = metrics.plugin_evaluation_counter
-        points.pre_filter = [instrument_pre_filter(p, count(p.name, "PreFilter", profile)) for p in points.pre_filter]
-        points.filter = [instrument_filter(p, count(p.name, "Filter", profile)) for p in points.filter]
-        points.pre_score = [instrument_pre_score(p, count(p.name, "PreScore", profile)) for p in points.pre_score]
-        points.score = [instrument_score(p, count(p.name, "Score", profile)) for p in points.score]
+        count, durations = metrics.plugin_evaluation_counter, metrics.plugin_duration_recorder
+        points.pre_filter = [
+            instrument_pre_filter(p, count(p.name, "PreFilter", profile), durations(p.name, "PreFilter"))
+            for p in points.pre_filter
+        ]
+        points.filter = [
+            instrument_filter(p, count(p.name, "Filter", profile), durations(p.name, "Filter")) for p in points.filter
+        ]
+        points.pre_score = [
+            instrument_pre_score(p, count(p.name, "PreScore", profile), durations(p.name, "PreScore"))
+            for p in points.pre_score
+        ]
+        points.score = [
+            instrument_score(p, count(p.name, "Score", profile), durations(p.name, "Score")) for p in points.score
+        ]
 
     def _expand_multi_point(self, attr: str, upstream: str, proto: type, pset: PluginSet, multi: PluginSet) -> None:
         """Upstream ``expandMultiPointPlugins``: specific config wins over multiPoint."""
@@ -460,6 +482,24 @@ class Framework:
                 point, status, self.profile_name, time.perf_counter() - start
             )
 
+    def _timed_call(
+        self, state: CycleState, plugin: Plugin, point: str, fn: Callable[..., StatusLike], *args: Any
+    ) -> Status:
+        """:func:`call_plugin`, timed into ``scheduler_plugin_execution_duration_seconds`` in the
+        cycles sampled for plugin metrics, as upstream's ``run<Point>Plugin`` helpers do. PreFilter,
+        Filter, PreScore and Score are timed by their instrumented wrappers instead."""
+        if not state.record_plugin_metrics or self.metrics is None:
+            return call_plugin(plugin, point, fn, *args)
+        start = time.perf_counter()
+        s = call_plugin(plugin, point, fn, *args)
+        self.metrics.observe_plugin_duration(point, plugin.name, s.code.upstream_name, time.perf_counter() - start)
+        return s
+
+    def _time_plugin(self, state: CycleState, plugin: Plugin, point: str, status: str, start: float) -> None:
+        """One call that started at ``start``, in a sampled cycle (Unreserve, PostBind, NormalizeScore)."""
+        if state.record_plugin_metrics and self.metrics is not None:
+            self.metrics.observe_plugin_duration(point, plugin.name, status, time.perf_counter() - start)
+
     #: One plugin method called safely (framework/plugin_calls.py); ``explain`` uses it too.
     _call = staticmethod(call_plugin)
     _call_pair = staticmethod(call_plugin_pair)
@@ -490,14 +530,24 @@ class Framework:
             return _priority_sort_less(a, b)
 
     def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status:
+        """Upstream's queue ``runPreEnqueuePlugins``: the extension point's duration always, each
+        plugin's for a sample of runs (its own draw, as the queue's ``shouldRecordMetric``)."""
+        start = time.perf_counter()
+        state = _PRE_ENQUEUE_SAMPLED if self.metrics is not None and self.metrics.sample_plugin_metrics() else None
         for p in self.points.pre_enqueue:
-            s = self._call(p, "PreEnqueue", p.pre_enqueue, pod)
+            if state is not None:
+                s = self._timed_call(state, p, "PreEnqueue", p.pre_enqueue, pod)
+            else:
+                s = self._call(p, "PreEnqueue", p.pre_enqueue, pod)
             if not s.is_success():
                 if not s.is_rejected():
                     s = Status(Code.ERROR, f"running PreEnqueue plugin {_q(p.name)}: {s.message()}", error=s.error)
                 s.plugin = p.name
+                self._observe("PreEnqueue", s, start)
                 return s
-        return Status(Code.SUCCESS)
+        ok = Status(Code.SUCCESS)
+        self._observe("PreEnqueue", ok, start)
+        return ok
 
     # ------------------------------------------------------------------------------------------
     # scheduling cycle
@@ -559,9 +609,8 @@ class Framework:
         for p in self.points.pre_filter:
             if p.name in state.skip_filter_plugins:
                 continue
-            s = self._call(
-                p, "PreFilterExtensionAddPod", partial(_extension, p, "add_pod", state, pod, pod_to_add, node_info)
-            )
+            add = partial(_extension, p, "add_pod", state, pod, pod_to_add, node_info)
+            s = self._timed_call(state, p, "PreFilterExtensionAddPod", add)
             if not s.is_success():
                 return Status(
                     Code.ERROR, f"running AddPod on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
@@ -574,7 +623,8 @@ class Framework:
         for p in self.points.pre_filter:
             if p.name in state.skip_filter_plugins:
                 continue
-            s = self._call(
+            s = self._timed_call(
+                state,
                 p,
                 "PreFilterExtensionRemovePod",
                 partial(_extension, p, "remove_pod", state, pod, pod_to_remove, node_info),
@@ -626,7 +676,7 @@ class Framework:
                 r, st = p.post_filter(state, pod, filtered_node_status)
                 return st
 
-            s = self._call(p, "PostFilter", call)
+            s = self._timed_call(state, p, "PostFilter", call)
             if s.is_success() or s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 s.plugin = p.name
                 self._observe("PostFilter", s, start)
@@ -711,14 +761,18 @@ class Framework:
                 raw[p.name] = scores.copy()  # a normaliser may rewrite its input in place
                 try:
                     if callable(batch_norm):
+                        norm_start = time.perf_counter()
                         got = batch_norm(state, pod, scores)
+                        self._time_plugin(state, p, "ScoreExtensionNormalize", "Success", norm_start)
                         why = _bad_scores(got, len(nodes))
                         if why is not None:
                             return self._score_error(p.name, why, start, "normalize")
                         scores = np.asarray(got, dtype=np.int64)
                     else:
                         lst = [NodeScore(n, int(v)) for n, v in zip(names, scores, strict=True)]
+                        norm_start = time.perf_counter()
                         st = ext.normalize_score(state, pod, lst)
+                        self._time_plugin(state, p, "ScoreExtensionNormalize", status_label(st), norm_start)
                         if st is not None and not st.is_success():
                             return self._score_error(p.name, st.message(), start, "normalize")
                         why = next((w for ns in lst if (w := _bad_score(ns.score)) is not None), None)
@@ -764,7 +818,7 @@ class Framework:
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
         for p in self.points.reserve:
-            s = self._call(p, "Reserve", p.reserve, state, pod, node_name)
+            s = self._timed_call(state, p, "Reserve", p.reserve, state, pod, node_name)
             if not s.is_success():
                 s.plugin = p.name
                 if not s.is_rejected():
@@ -779,11 +833,13 @@ class Framework:
         """Every Reserve plugin's Unreserve, in reverse order; failures are logged, never raised."""
         start = time.perf_counter()
         for p in reversed(self.points.reserve):
+            plugin_start = time.perf_counter()
             try:
                 p.unreserve(state, pod, node_name)
             except Exception as err:  # upstream's Unreserve returns nothing: only logged
                 log.warning("plugin %s failed at Unreserve of pod %s: %s", _q(p.name), pod.key, _one_line(err))
                 _debug_traceback(p.name, "Unreserve")
+            self._time_plugin(state, p, "Unreserve", "Success", plugin_start)
         self._observe("Unreserve", Status(Code.SUCCESS), start)
 
     def run_permit_plugins(self, state: CycleState, pod: PodInfo, node_name: str, clock: Clock) -> Status:
@@ -804,7 +860,7 @@ class Framework:
                 st, timeout = p.permit(state, pod, node_name)
                 return st
 
-            s = self._call(p, "Permit", call)
+            s = self._timed_call(state, p, "Permit", call)
             if s.is_success():
                 continue
             if s.is_wait():
@@ -830,7 +886,7 @@ class Framework:
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
         for p in self.points.pre_bind:
-            s = self._call(p, "PreBind", p.pre_bind, state, pod, node_name)
+            s = self._timed_call(state, p, "PreBind", p.pre_bind, state, pod, node_name)
             if s.is_skip():
                 continue
             if not s.is_success():
@@ -847,7 +903,7 @@ class Framework:
         start = time.perf_counter()
         s = Status(Code.SKIP)
         for p in self.points.bind:
-            s = self._call(p, "Bind", p.bind, state, pod, node_name)
+            s = self._timed_call(state, p, "Bind", p.bind, state, pod, node_name)
             if s.is_skip():
                 continue
             if not s.is_success():
@@ -863,11 +919,13 @@ class Framework:
     def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         start = time.perf_counter()
         for p in self.points.post_bind:
+            plugin_start = time.perf_counter()
             try:
                 p.post_bind(state, pod, node_name)
             except Exception as err:  # upstream's PostBind returns nothing: only logged
                 log.warning("plugin %s failed at PostBind of pod %s: %s", _q(p.name), pod.key, _one_line(err))
                 _debug_traceback(p.name, "PostBind")
+            self._time_plugin(state, p, "PostBind", "Success", plugin_start)
         self._observe("PostBind", Status(Code.SUCCESS), start)
 
     # ------------------------------------------------------------------------------------------

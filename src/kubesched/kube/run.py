@@ -67,6 +67,8 @@ class RunOptions:
     metrics_bind_address: str = DEFAULT_METRICS_ADDRESS
     #: HTTPS with delegated auth (``secure_port=0`` disables it).
     serving: SecureServingOptions = field(default_factory=SecureServingOptions)
+    #: ``--legacy-metrics``: kube-scheduler v1.14's two deprecated microsecond histograms too.
+    legacy_metrics: bool = False
     #: How long a clean shutdown waits for in-flight binding cycles.
     shutdown_grace: float = 30.0
     #: Lease holder identity (default ``<hostname>_<uuid>``, as kube-scheduler).
@@ -117,7 +119,7 @@ class SchedulerApp:
         self.options = options or RunOptions()
         self.registry = registry
         self.clock = RealClock()
-        self.metrics = SchedulerMetrics()
+        self.metrics = SchedulerMetrics(legacy=self.options.legacy_metrics)
         self.client_metrics = ClientMetrics(self.metrics.registry)
         register_process_metrics(self.metrics.registry)
         cc = config.client_connection

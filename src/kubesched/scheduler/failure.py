@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from kubesched.framework.runtime import Framework
@@ -39,6 +40,12 @@ class _NoNodes(Exception):
     """The snapshot has no node: the pod waits, logged as "no nodes are registered", not as an error."""
 
 
+def _generation(pod: Mapping[str, Any]) -> int:
+    """``metadata.generation`` as an int (0 when absent or not a number, as Go's zero value)."""
+    value = (pod.get("metadata") or {}).get("generation")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 #: The nominating info of a failure that clears the pod's nomination.
 _CLEAR = NominatingInfo("", NominatingMode.OVERRIDE)
 
@@ -67,6 +74,10 @@ class FailureHandlingMixin(SchedulerBase):
         self, fw: Framework, qpi: QueuedPodInfo, status: Status, nominating: NominatingInfo | None, start: float
     ) -> None:
         pi = qpi.pod_info
+        # The generation of the pod this cycle scheduled (read before the informer's copy replaces
+        # it below): upstream's condition carries CalculatePodConditionObservedGeneration(pod),
+        # which is pod.Generation since PodObservedGenerationTracking went GA (v1.35, locked).
+        generation = _generation(pi.pod)
         rejected = status.is_rejected()
         reason = "Unschedulable" if rejected else "SchedulerError"
         self.stats.failed(rejected)
@@ -106,9 +117,10 @@ class FailureHandlingMixin(SchedulerBase):
             self.queue.add_nominated_pod(pi, nominating.nominated_node_name)
         note = truncate_message(msg)
         self.cluster.record_event(pi.pod, None, "Warning", "FailedScheduling", "Scheduling", note, fw.profile_name)
-        patch: dict[str, Any] = {
-            "conditions": [{"type": "PodScheduled", "status": "False", "reason": reason, "message": msg}]
-        }
+        condition: dict[str, Any] = {"type": "PodScheduled", "status": "False", "reason": reason, "message": msg}
+        if generation:  # Go's omitempty: 0 (no generation) is left out
+            condition["observedGeneration"] = generation
+        patch: dict[str, Any] = {"conditions": [condition]}
         if nominating is not None and (nominating.mode == NominatingMode.OVERRIDE):
             patch["nominatedNodeName"] = nominating.nominated_node_name or None
         if cached is not None:

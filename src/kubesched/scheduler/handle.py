@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from kubesched.config.releases import Release
 from kubesched.framework.clock import Clock
 from kubesched.framework.cluster import ClusterBackend
 from kubesched.framework.cycle_state import CycleState
@@ -99,6 +100,10 @@ class FrameworkHandle:
     @property
     def parallelism(self) -> int:
         return self._s.config.parallelism
+
+    @property
+    def release(self) -> Release:
+        return self._s.config.release
 
 
 class _Recorder:

@@ -91,6 +91,7 @@ class ScheduleOneMixin(BindingCycleMixin):
             return True
         start = time.perf_counter()
         state = CycleState()
+        state.record_plugin_metrics = self.metrics.sample_plugin_metrics()
         self.stats.attempts += 1
         try:
             result, assumed, status = self.scheduling_cycle(state, fw, qpi, start)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.framework.clock import Clock, VirtualClock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEvent
@@ -107,8 +108,10 @@ class FakeHandle:
         profile_name: str = "default-scheduler",
         metrics: PluginMetrics | None = None,
         seed: int = 0,
+        release: Release = DEFAULT_RELEASE,
     ) -> None:
         self.snapshot = snapshot or Snapshot()
+        self._release = release
         self._client = FakeClient(objects)
         self._clock: Clock = clock or VirtualClock(0.0)
         self._profile_name = profile_name
@@ -138,6 +141,10 @@ class FakeHandle:
     @property
     def parallelism(self) -> int:
         return 16
+
+    @property
+    def release(self) -> Release:
+        return self._release
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self.snapshot
