@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build a real control plane (etcd, kube-apiserver, kube-scheduler; kwok and helm on request) from
-# the Go module proxy, for kubesched's e2e tests, chart tests and benchmarks.
+# the Go module proxy, for kubesched's e2e tests, chart tests and benchmarks. One Kubernetes release
+# per run: the default one, or any other supported release (--k8s-version), each in its own directory.
 #
-# Why a throwaway module: k8s.io/kubernetes points its 31 staging modules (k8s.io/api, ...) at
+# Why a throwaway module: k8s.io/kubernetes points its staging modules (31 in v1.35, 33 in v1.37) at
 # ./staging/src via replace directives, which the module zip does not contain, so
 # `go install k8s.io/kubernetes/cmd/...@vX` is refused. We require k8s.io/kubernetes from a scratch
 # module and replace every staging module by its published v0.Y.Z twin; the list is generated from
@@ -12,15 +13,21 @@
 # Idempotent: binaries land in $CACHE/<k8s-version>/ with one .stamp-<component> file each saying
 # how they were built; components whose stamp matches are not rebuilt, and when all match the
 # script exits at once. Builds go to a scratch directory first, so an interrupted run (or a test
-# using the old binaries meanwhile) never sees a half-written binary.
+# using the old binaries meanwhile) never sees a half-written binary. kwok and helm do not depend on
+# the Kubernetes release: they are built once into $CACHE/tools/ and symlinked into each release's
+# directory that asks for them, so every release directory looks alike to the tests.
 #
-# Usage: scripts/controlplane.sh [--with-kwok] [--with-helm] [--force] [--print-dir]
-#   --with-kwok   also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running) and
-#                 write its default stages to kwok-stages.yaml (its --config)
-#   --with-helm   also build helm v3 (tests/deploy/test_chart.py: helm lint and helm template)
-#   --force       rebuild even when the cache is warm
-#   --print-dir   print only the binary directory on stdout (progress goes to stderr)
+# Usage: scripts/controlplane.sh [--k8s-version vX.Y.Z] [--with-kwok] [--with-helm] [--force]
+#                                [--print-dir] [--list-versions]
+#   --k8s-version   the Kubernetes release to build: v1.35.4 (the default) or v1.37.2
+#   --with-kwok     also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running) and
+#                   write its default stages to kwok-stages.yaml (its --config)
+#   --with-helm     also build helm v3 (tests/e2e/test_chart.py: helm lint and helm template)
+#   --force         rebuild even when the cache is warm
+#   --print-dir     print only the binary directory on stdout (progress goes to stderr)
+#   --list-versions print the supported Kubernetes releases, one a line, the default first; build nothing
 # Environment:
+#   KUBESCHED_K8S_VERSION          same as --k8s-version (the flag wins)
 #   KUBESCHED_CONTROLPLANE_CACHE   cache root (default: $HOME/.cache/kubesched/controlplane)
 #   KUBESCHED_CONTROLPLANE_KWOK=1  same as --with-kwok
 #   KUBESCHED_CONTROLPLANE_HELM=1  same as --with-helm
@@ -31,13 +38,20 @@ set -euo pipefail
 # cannot disturb a run in progress.
 {
 
-K8S_VERSION=v1.35.4         # newest v1.35 patch served by the Go module proxy
+DEFAULT_K8S_VERSION=v1.35.4 # the release kubesched is faithful to; the e2e tests' control plane
+# Every supported release (newest patch of its minor served by the Go module proxy) and the Go it
+# declares in its go.mod.
+declare -A K8S_GO=([v1.35.4]=1.25 [v1.37.2]=1.26)
+SUPPORTED=(v1.35.4 v1.37.2)
+# etcd serves every release: v1.37.2 defaults to etcd 3.7.0 (hack/lib/etcd.sh) but supports any
+# external etcd from 3.5.24 (MinExternalEtcdVersion in cmd/kubeadm/app/constants/constants.go).
 ETCD_VERSION=v3.6.16        # newest v3.6 patch served (go.etcd.io/etcd/server/v3)
 KWOK_VERSION=v0.8.0         # sigs.k8s.io/kwok, optional
 HELM_VERSION=v3.22.0        # helm.sh/helm/v3, optional: newest v3 release served
 
 CACHE_ROOT=${KUBESCHED_CONTROLPLANE_CACHE:-$HOME/.cache/kubesched/controlplane}
-BIN_DIR=$CACHE_ROOT/$K8S_VERSION
+TOOLS_DIR=$CACHE_ROOT/tools  # kwok and helm, shared by the release directories
+K8S_VERSION=${KUBESCHED_K8S_VERSION:-$DEFAULT_K8S_VERSION}
 JOBS=${KUBESCHED_BUILD_JOBS:-2}
 NICE=${KUBESCHED_BUILD_NICE:-10}
 WITH_KWOK=${KUBESCHED_CONTROLPLANE_KWOK:-0}
@@ -45,16 +59,29 @@ WITH_HELM=${KUBESCHED_CONTROLPLANE_HELM:-0}
 FORCE=0
 PRINT_DIR=0
 
-for arg in "$@"; do
-  case $arg in
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --k8s-version) [[ $# -ge 2 ]] || { echo "controlplane.sh: --k8s-version needs a value" >&2; exit 2; }
+                   K8S_VERSION=$2; shift ;;
+    --k8s-version=*) K8S_VERSION=${1#*=} ;;
     --with-kwok) WITH_KWOK=1 ;;
     --with-helm) WITH_HELM=1 ;;
     --force) FORCE=1 ;;
     --print-dir) PRINT_DIR=1 ;;
+    --list-versions) printf '%s\n' "$DEFAULT_K8S_VERSION"
+                     for v in "${SUPPORTED[@]}"; do [[ $v == "$DEFAULT_K8S_VERSION" ]] || printf '%s\n' "$v"; done
+                     exit 0 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    *) echo "controlplane.sh: unknown argument: $arg" >&2; exit 2 ;;
+    *) echo "controlplane.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
+  shift
 done
+if [[ -z ${K8S_GO[$K8S_VERSION]+set} ]]; then
+  echo "controlplane.sh: unsupported Kubernetes version: '$K8S_VERSION' (supported: ${SUPPORTED[*]})" >&2
+  exit 2
+fi
+BIN_DIR=$CACHE_ROOT/$K8S_VERSION
+GO_NEEDED=${K8S_GO[$K8S_VERSION]}
 [[ $WITH_KWOK == 1 ]] || WITH_KWOK=0
 [[ $WITH_HELM == 1 ]] || WITH_HELM=0
 
@@ -76,15 +103,53 @@ declare -A STAMP=(
 )
 declare -A PRODUCES=([kubernetes]="kube-apiserver kube-scheduler" [etcd]="etcd" [kwok]="kwok" [helm]="helm")
 declare -A DATA=([kubernetes]="" [etcd]="" [kwok]="kwok-stages.yaml" [helm]="")
+# Where each component's files and stamp live: its release's directory, or the shared tools one.
+declare -A HOME_DIR=([kubernetes]=$BIN_DIR [etcd]=$BIN_DIR [kwok]=$TOOLS_DIR [helm]=$TOOLS_DIR)
 COMPONENTS=(etcd kubernetes)
 if [[ $WITH_KWOK == 1 ]]; then COMPONENTS+=(kwok); fi
 if [[ $WITH_HELM == 1 ]]; then COMPONENTS+=(helm); fi
 
-is_built() {
+is_built_in() {
+  local c=$1 dir=$2 b
+  for b in ${PRODUCES[$c]}; do [[ -x $dir/$b ]] || return 1; done
+  for b in ${DATA[$c]}; do [[ -f $dir/$b ]] || return 1; done
+  [[ -f $dir/.stamp-$c && $(<"$dir/.stamp-$c") == "${STAMP[$c]}" ]]
+}
+
+# A shared component is linked into the release's directory: every file must point at its copy.
+is_linked() {
   local c=$1 b
-  for b in ${PRODUCES[$c]}; do [[ -x $BIN_DIR/$b ]] || return 1; done
-  for b in ${DATA[$c]}; do [[ -f $BIN_DIR/$b ]] || return 1; done
-  [[ -f $BIN_DIR/.stamp-$c && $(<"$BIN_DIR/.stamp-$c") == "${STAMP[$c]}" ]]
+  for b in ${PRODUCES[$c]} ${DATA[$c]}; do
+    [[ -L $BIN_DIR/$b && $(readlink "$BIN_DIR/$b") == "../tools/$b" ]] || return 1
+  done
+}
+
+link_tools() {
+  local c=$1 b
+  log "linking $c from $TOOLS_DIR into $BIN_DIR"
+  mkdir -p "$BIN_DIR"
+  for b in ${PRODUCES[$c]} ${DATA[$c]}; do ln -sfn "../tools/$b" "$BIN_DIR/$b"; done
+  rm -f "$BIN_DIR/.stamp-$c"  # the stamp lives in tools/ now
+}
+
+# Directories built before kwok and helm moved to tools/ hold them as plain files with a stamp:
+# move them over instead of building them again.
+adopt_tools() {
+  local c=$1 b
+  [[ $FORCE == 0 && $TOOLS_DIR != "$BIN_DIR" ]] || return 1
+  is_built_in "$c" "$BIN_DIR" || return 1
+  for b in ${PRODUCES[$c]} ${DATA[$c]}; do [[ ! -L $BIN_DIR/$b ]] || return 1; done
+  log "moving $c from $BIN_DIR to $TOOLS_DIR"
+  mkdir -p "$TOOLS_DIR"
+  rm -f "$TOOLS_DIR/.stamp-$c"
+  for b in ${PRODUCES[$c]} ${DATA[$c]}; do mv -f "$BIN_DIR/$b" "$TOOLS_DIR/$b"; done
+  cp "$BIN_DIR/.stamp-$c" "$TOOLS_DIR/.stamp-$c"
+}
+
+is_built() {
+  local c=$1
+  is_built_in "$c" "${HOME_DIR[$c]}" || return 1
+  [[ ${HOME_DIR[$c]} == "$BIN_DIR" ]] || is_linked "$c"
 }
 
 finish() {
@@ -92,13 +157,20 @@ finish() {
   local b
   for b in "$BIN_DIR"/*; do
     [[ -x $b && -f $b ]] || continue
-    log "  $(basename "$b")  $(du -h "$b" | cut -f1)"
+    log "  $(basename "$b")  $(du -hL "$b" | cut -f1)$([[ -L $b ]] && echo " -> $(readlink "$b")")"
   done
   if [[ $PRINT_DIR == 1 ]]; then echo "$BIN_DIR"; fi
 }
 
 TODO=()
 for c in "${COMPONENTS[@]}"; do
+  if [[ ${HOME_DIR[$c]} == "$TOOLS_DIR" && $FORCE == 0 ]]; then
+    # Built already (here or, in the old layout, in this release's directory): only link it.
+    if is_built_in "$c" "$TOOLS_DIR" || adopt_tools "$c"; then
+      is_linked "$c" || link_tools "$c"
+      continue
+    fi
+  fi
   if [[ $FORCE == 1 ]] || ! is_built "$c"; then TODO+=("$c"); fi
 done
 if [[ ${#TODO[@]} == 0 ]]; then
@@ -108,15 +180,16 @@ if [[ ${#TODO[@]} == 0 ]]; then
 fi
 
 # --- toolchain ---------------------------------------------------------------------------------
-command -v go >/dev/null || die "Go is not installed (need Go >= 1.25 for Kubernetes $K8S_VERSION)"
+command -v go >/dev/null || die "Go is not installed (need Go >= $GO_NEEDED for Kubernetes $K8S_VERSION)"
 GO_VERSION=$(go env GOVERSION)
 GO_MINOR=${GO_VERSION#go1.}; GO_MINOR=${GO_MINOR%%.*}
-if ! [[ $GO_MINOR =~ ^[0-9]+$ && $GO_MINOR -ge 25 ]]; then
-  # Kubernetes 1.35 and etcd 3.6 declare go 1.25 (kwok 0.8: go 1.26). An older go (>= 1.21) can
-  # fetch a newer toolchain from the module proxy by itself unless GOTOOLCHAIN=local forbids it.
+if ! [[ $GO_MINOR =~ ^[0-9]+$ && $GO_MINOR -ge ${GO_NEEDED#1.} ]]; then
+  # Kubernetes 1.35 and etcd 3.6 declare go 1.25, Kubernetes 1.37 and kwok 0.8 go 1.26. An older go
+  # (>= 1.21) can fetch a newer toolchain from the module proxy by itself unless GOTOOLCHAIN=local
+  # forbids it.
   [[ $(go env GOTOOLCHAIN) != local ]] \
-    || die "$GO_VERSION is older than the go 1.25 that $K8S_VERSION declares; install Go >= 1.25 or set GOTOOLCHAIN=auto"
-  log "$GO_VERSION is older than go 1.25: the go command will switch toolchains (GOTOOLCHAIN=$(go env GOTOOLCHAIN))"
+    || die "$GO_VERSION is older than the go $GO_NEEDED that $K8S_VERSION declares; install Go >= $GO_NEEDED or set GOTOOLCHAIN=auto"
+  log "$GO_VERSION is older than go $GO_NEEDED: the go command will switch toolchains (GOTOOLCHAIN=$(go env GOTOOLCHAIN))"
 fi
 export GOFLAGS="-mod=mod -buildvcs=false" GOMAXPROCS=$JOBS CGO_ENABLED=0 GO111MODULE=on
 log "using $GO_VERSION, -p $JOBS, GOMODCACHE=$(go env GOMODCACHE), GOCACHE=$(go env GOCACHE)"
@@ -190,6 +263,17 @@ EOF
 
 # --- etcd ----------------------------------------------------------------------------------------
 build_etcd() {
+  # The same etcd serves every release: copy one another release's directory already has.
+  local d
+  if [[ $FORCE == 0 ]]; then
+    for d in "$CACHE_ROOT"/v*/; do
+      d=${d%/}
+      [[ $d != "$BIN_DIR" ]] && is_built_in etcd "$d" || continue
+      log "copying etcd $ETCD_VERSION from $d"
+      cp "$d/etcd" "$STAGE/etcd"
+      return 0
+    done
+  fi
   local mod=$WORK/etcd
   mkdir -p "$mod"
   # server/go.mod replaces its sibling modules with ../ paths; those are ignored outside the main
@@ -264,16 +348,17 @@ build_helm() {
 # Publish one component: move its binaries in, then write its stamp, so an interrupted run never
 # leaves a directory that looks complete.
 publish() {
-  local c=$1 b
-  mkdir -p "$BIN_DIR"
-  rm -f "$BIN_DIR/.stamp-$c"
+  local c=$1 b dir=${HOME_DIR[$1]}
+  mkdir -p "$dir"
+  rm -f "$dir/.stamp-$c"
   for b in ${PRODUCES[$c]}; do
     "$STAGE/$b" --version >/dev/null 2>&1 || "$STAGE/$b" --help >/dev/null 2>&1 \
       || die "built $b does not run"
-    mv -f "$STAGE/$b" "$BIN_DIR/$b"
+    mv -f "$STAGE/$b" "$dir/$b"
   done
-  for b in ${DATA[$c]}; do mv -f "$STAGE/$b" "$BIN_DIR/$b"; done
-  printf '%s\n' "${STAMP[$c]}" >"$BIN_DIR/.stamp-$c"
+  for b in ${DATA[$c]}; do mv -f "$STAGE/$b" "$dir/$b"; done
+  printf '%s\n' "${STAMP[$c]}" >"$dir/.stamp-$c"
+  if [[ $dir != "$BIN_DIR" ]]; then link_tools "$c"; fi
 }
 
 T_START=$SECONDS

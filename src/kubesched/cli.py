@@ -324,13 +324,13 @@ def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 
 
-def _feature_gates(values: tuple[str, ...]) -> FeatureGates:
-    """``--feature-gates`` as kube-scheduler v1.35 checks it; its GA/deprecated warnings logged as
-    upstream's, and the gates kubesched ignores named in one warning."""
+def _feature_gates(values: tuple[str, ...], release: Release) -> FeatureGates:
+    """``--feature-gates`` as kube-scheduler ``release`` checks it; its GA/deprecated warnings
+    logged as upstream's, and the gates kubesched ignores named in one warning."""
     from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
 
     try:
-        gates = parse_feature_gates(values)
+        gates = parse_feature_gates(values, str(release))
     except FeatureGateError as err:
         _fail([f"--feature-gates: {e}" for e in err.errors])
     log = logging.getLogger("kubesched.featuregate")
@@ -338,8 +338,8 @@ def _feature_gates(values: tuple[str, ...]) -> FeatureGates:
         log.warning("%s", warning)
     ignored = gates.without_effect()
     if ignored:
-        log.warning("Feature gates without effect in kubesched (it behaves as kube-scheduler v1.35 with every gate "
-                    "at its default): %s", ", ".join(ignored))
+        log.warning("Feature gates without effect in kubesched (it behaves as kube-scheduler %s with every gate "
+                    "at its default): %s", release, ", ".join(ignored))
     return gates
 
 
@@ -370,8 +370,9 @@ def _write_config(path: str, config: KubeSchedulerConfiguration) -> NoReturn:
 @click.option("--write-config-to", default=None, type=click.Path(),
               help="If set, write the configuration values to this file and exit.")
 @click.option("--feature-gates", "feature_gates", multiple=True, metavar="[kube:]KEY=BOOL,...",
-              help="kube-scheduler v1.35's feature gates, validated as kube-scheduler does (repeatable); "
-                   "none changes what kubesched does, those set away from their default are named in a warning.")
+              help="The feature gates of the --emulated-version release, validated as its kube-scheduler does "
+                   "(repeatable); none changes what kubesched does, those set away from their default are named "
+                   "in a warning.")
 @click.option("--profiling", type=click.BOOL, is_flag=False, flag_value=True, default=None,
               help="Overrides enableProfiling [default: true]; kubesched serves no Go pprof endpoints.")
 @click.option("--contention-profiling", type=click.BOOL, is_flag=False, flag_value=True, default=None,
@@ -491,7 +492,9 @@ def run(
     from kubesched.kube.run import DEFAULT_METRICS_ADDRESS, RunOptions, SchedulerApp, apply_leader_election_flags
 
     klog.setup(verbosity, logging_format)
-    gates = _feature_gates(feature_gates)
+    from kubesched.config.releases import DEFAULT_RELEASE
+
+    gates = _feature_gates(feature_gates, release or DEFAULT_RELEASE)
     if master is not None:
         from kubesched.kube.config import master_url
 

@@ -29,18 +29,20 @@ from kubesched.plugins.registry import default_registry
 from kubesched.testing import make_node, new_framework
 
 #: getDefaultPlugins' MultiPoint names, in order (DynamicResources put before DefaultPreemption by
-#: applyFeatureGates). v1.36.3's list equals v1.35.4's.
+#: applyFeatureGates). v1.36.3's list is v1.35.4's and then NodeDeclaredFeatures, which
+#: applyFeatureGates appends once its gate is on (Beta, on in v1.36.3; GA in v1.37.2).
 UPSTREAM_ORDER_V1_35 = [
     "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
     "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
     "PodTopologySpread", "InterPodAffinity", "DynamicResources", "DefaultPreemption",
     "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
 ]
+UPSTREAM_ORDER_V1_36 = [*UPSTREAM_ORDER_V1_35, "NodeDeclaredFeatures"]
 UPSTREAM_ORDER_V1_37 = [
     "SchedulingGates", "PrioritySort", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
     "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
     "PodTopologySpread", "InterPodAffinity", "DynamicResources", "DefaultPreemption",
-    "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
+    "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", "NodeDeclaredFeatures",
 ]
 
 
@@ -75,7 +77,7 @@ def test_the_default_release_has_every_change_ported() -> None:
     assert unported(DEFAULT_RELEASE) == []
 
 
-@pytest.mark.parametrize(("release", "order"), [(V1_35, UPSTREAM_ORDER_V1_35), (V1_36, UPSTREAM_ORDER_V1_35),
+@pytest.mark.parametrize(("release", "order"), [(V1_35, UPSTREAM_ORDER_V1_35), (V1_36, UPSTREAM_ORDER_V1_36),
                                                 (V1_37, UPSTREAM_ORDER_V1_37)])
 def test_default_plugin_order(release: object, order: list[str]) -> None:
     config = load_config(None, release=release)  # type: ignore[arg-type]

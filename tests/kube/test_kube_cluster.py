@@ -19,7 +19,7 @@ import pytest
 from kube_fakes import FakeApi, body, status
 
 from kubesched.framework.clock import VirtualClock
-from kubesched.framework.cluster import BindConflictError
+from kubesched.framework.cluster import BindConflictError, RetriableAPIError
 from kubesched.kube.client import ApiError
 from kubesched.kube.cluster import PODS, KubeCluster, status_patch
 from kubesched.kube.informer import Informer
@@ -71,9 +71,17 @@ def test_bind_conflicts_and_gone_pods_raise_bind_conflict(answer: httpx.Response
 
 def test_other_bind_errors_stay_errors() -> None:
     api = FakeApi()
-    api.route("POST", "/api/v1/namespaces/ns/pods/p/binding", status(500, "InternalError", "etcdserver: timeout"))
+    api.route("POST", "/api/v1/namespaces/ns/pods/p/binding", status(403, "Forbidden", "no"))
     with pytest.raises(ApiError):
         cluster(api).bind(POD, "node-1")
+
+
+def test_transient_bind_errors_are_retriable_not_conflicts() -> None:
+    api = FakeApi()
+    api.route("POST", "/api/v1/namespaces/ns/pods/p/binding", status(500, "InternalError", "etcdserver: timeout"))
+    with pytest.raises(RetriableAPIError, match="etcdserver: timeout") as err:
+        cluster(api).bind(POD, "node-1")
+    assert not isinstance(err.value, BindConflictError)
 
 
 def test_delete_pod_with_a_uid_precondition() -> None:

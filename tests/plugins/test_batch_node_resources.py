@@ -2,24 +2,28 @@
 taken when every scored resource is allocatable on every candidate node, the usual case — agrees
 with the per-node Score (the reference; upstream tables in test_node_resources_fit_score.py and
 test_balanced_allocation.py), including over-committed nodes, extended resources, several
-resources with unequal weights, and nodes where some resource is missing (the general form then)."""
+resources with unequal weights, and nodes where some resource is missing (the general form then);
+BalancedAllocation in v1.35 and in v1.37 (the score of the change in balance)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from plugin_builders import FakeHandle, make_node, make_pod, make_snapshot
 from random_cluster import GPU, pod_specs
 
+from kubesched import testing
 from kubesched.config.plugin_args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     ResourceSpec,
     ScoringStrategy,
 )
+from kubesched.config.releases import V1_35, V1_37, Release
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
@@ -73,12 +77,16 @@ def test_least_allocated_dense_equals_score(
     assert pl.score_batch(state, pod, snap, rows).tolist() == want
 
 
+@pytest.mark.parametrize("release", [V1_35, V1_37], ids=str)
 @settings(max_examples=150, deadline=None)
 @given(dense_clusters(), _resources, st.data())
-def test_balanced_allocation_dense_equals_score(cluster: dict[str, Any], names: list[str], data: st.DataObject) -> None:
+def test_balanced_allocation_dense_equals_score(
+    release: Release, cluster: dict[str, Any], names: list[str], data: st.DataObject
+) -> None:
+    """Also v1.37's score of the change in balance (both balances from the dense columns)."""
     snap, pod = _setup(cluster)
     args = NodeResourcesBalancedAllocationArgs([ResourceSpec(n, 1) for n in names])
-    pl = BalancedAllocation(args, FakeHandle(snap))
+    pl = BalancedAllocation(args, testing.FakeHandle(snap, release=release))
     state = CycleState()
     if pl.pre_score(state, pod, snap.list()) is not None:  # Skip: the pod requests nothing
         return

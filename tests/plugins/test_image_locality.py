@@ -1,9 +1,10 @@
-"""ImageLocality Score and image-name normalisation.
+"""ImageLocality Score and image-name normalisation, per release.
 
 Ported from pkg/scheduler/framework/plugins/imagelocality/image_locality_test.go
-(TestImageLocalityPriority, TestNormalizedImageName); tables in data/image_locality.yaml. Image
-volumes (counted in v1.35's sum but not in its container count) and the incremental image index
-are checked with hand-computed cases.
+(TestImageLocalityPriority, TestNormalizedImageName) at v1.35.4, v1.36.3 and v1.37.2; tables in
+data/image_locality.yaml. Image volumes are ignored in v1.35, add to the sum in v1.36 and to the
+threshold's image count as well in v1.37; these and the incremental image index are also checked
+with hand-computed cases.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from typing import Any
 
 import pytest
 import yaml
-from plugin_builders import FakeHandle, make_node, make_pod, make_snapshot, node_info
+from plugin_builders import make_node, make_pod, make_snapshot, node_info
 
+from kubesched.config.releases import RELEASES, V1_35, V1_36, V1_37, Release
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.imagelocality import ImageLocality
 from kubesched.plugins.imagelocality.image_locality import MB, normalized_image_name
+from kubesched.testing import FakeHandle
 
 DATA = yaml.safe_load((Path(__file__).parent / "data" / "image_locality.yaml").read_text())
 
@@ -49,11 +52,24 @@ def _scores(pl: ImageLocality, pod: PodInfo, snap: Snapshot) -> dict[str, int]:
     return out
 
 
+def _volumes(references: list[str]) -> list[dict[str, Any]]:
+    return [{"name": f"v{i}", "image": {"reference": ref}} for i, ref in enumerate(references)]
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=str)
 @pytest.mark.parametrize("case", DATA["cases"], ids=lambda c: c["name"])
-def test_image_locality_priority(case: dict[str, Any]) -> None:
+def test_image_locality_priority(case: dict[str, Any], release: Release) -> None:
     snap = make_snapshot([_node(n, imgs) for n, imgs in case["nodes"]])
     pod = _pod(case["containers"], case.get("init_containers", []))
-    assert _scores(ImageLocality(None, FakeHandle(snap)), pod, snap) == case["expected"]
+    assert _scores(ImageLocality(None, FakeHandle(snap, release=release)), pod, snap) == case["expected"]
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=str)
+@pytest.mark.parametrize("case", DATA["image_volume_cases"], ids=lambda c: c["name"])
+def test_image_locality_priority_image_volumes(case: dict[str, Any], release: Release) -> None:
+    snap = make_snapshot([_node(n, imgs) for n, imgs in case["nodes"]])
+    pod = _pod(case["containers"], volumes=_volumes(case.get("volumes", [])))
+    assert _scores(ImageLocality(None, FakeHandle(snap, release=release)), pod, snap) == case["expected"][str(release)]
 
 
 @pytest.mark.parametrize(("name", "given", "want"), DATA["normalized_image_name"])
@@ -61,12 +77,35 @@ def test_normalized_image_name(name: str, given: str, want: str) -> None:
     assert normalized_image_name(given) == want
 
 
-def test_image_volume_adds_to_sum_but_not_to_container_count() -> None:
-    # node1: volume image gcr.io/300 on 1 of 2 nodes -> 150 MiB; 100 * (150 - 23) / (1000 - 23) = 12.
-    # node2: gcr.io/30 on 1 of 2 nodes -> 15 MiB < 23 MiB -> 0.
+@pytest.mark.parametrize(
+    ("release", "want"),
+    [
+        # v1.35: the volume's image is ignored; gcr.io/30 is on node2 only: 15 MiB < 23 MiB -> 0.
+        (V1_35, {"node1": 0, "node2": 0}),
+        # v1.36: gcr.io/300 on 1 of 2 nodes -> 150 MiB in the sum, threshold of one container:
+        # 100 * (150 - 23) / (1000 - 23) = 12.
+        (V1_36, {"node1": 12, "node2": 0}),
+        # v1.37: the volume counts in the threshold too: 100 * (150 - 23) / (2000 - 23) = 6.
+        (V1_37, {"node1": 6, "node2": 0}),
+    ],
+    ids=lambda v: str(v) if isinstance(v, Release) else "",
+)
+def test_image_volume_by_release(release: Release, want: dict[str, int]) -> None:
     snap = make_snapshot([_node("node1", "node403002000"), _node("node2", "node203040")])
-    pod = _pod(["gcr.io/30"], volumes=[{"name": "v", "image": {"reference": "gcr.io/300"}}])
-    assert _scores(ImageLocality(None, FakeHandle(snap)), pod, snap) == {"node1": 12, "node2": 0}
+    pod = _pod(["gcr.io/30"], volumes=_volumes(["gcr.io/300"]))
+    assert _scores(ImageLocality(None, FakeHandle(snap, release=release)), pod, snap) == want
+
+
+@pytest.mark.parametrize(("release", "want"), [(V1_35, 28), (V1_36, 89), (V1_37, 29)], ids=str)
+def test_image_volumes_and_the_threshold(release: Release, want: int) -> None:
+    # gcr.io/300 (600 MiB) is on a, one node of two: 300 MiB each time the pod names it. The pod
+    # names it in its container and in two image volumes.
+    # v1.35: the container only: 100 * (300 - 23) / (1000 - 23) = 28.
+    # v1.36: 900 MiB against one container's threshold: 100 * (900 - 23) / (1000 - 23) = 89.
+    # v1.37: 900 MiB against three images' threshold: 100 * (900 - 23) / (3000 - 23) = 29.
+    snap = make_snapshot([_node("a", [{"names": ["gcr.io/300:latest"], "size": 600}]), _node("b", [])])
+    pod = _pod(["gcr.io/300"], volumes=_volumes(["gcr.io/300", "gcr.io/300"]))
+    assert _scores(ImageLocality(None, FakeHandle(snap, release=release)), pod, snap) == {"a": want, "b": 0}
 
 
 def test_index_follows_node_updates_and_removals() -> None:

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from plugin_builders import FakeHandle, make_node, make_pod, node_info
 
-from kubesched.config import loads_config
+from kubesched import testing
+from kubesched.config import load_config, loads_config
+from kubesched.config.releases import V1_35, V1_36, V1_37, Release
 from kubesched.config.types import PluginSet
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.runtime import Framework
@@ -29,6 +31,9 @@ from kubesched.plugins.volumes import (
     VolumeRestrictions,
     VolumeZone,
 )
+from kubesched.testing import make_node as make_node_builder
+from kubesched.testing import make_pod as make_pod_builder
+from kubesched.testing import new_framework
 
 VOLUME_PLUGINS = [VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits]
 PVC = {"name": "data", "persistentVolumeClaim": {"claimName": "c"}}
@@ -84,6 +89,37 @@ def test_dynamic_resources() -> None:
     # v1.35 (dynamicresources.go PostFilter): a pod without claims has none to deallocate, and says
     # so; kube-scheduler v1.35.4's FailedScheduling messages carry it (issue 13).
     assert (post.code, post.message()) == (Code.UNSCHEDULABLE, "no new claims to deallocate")
+
+
+@pytest.mark.parametrize(("release", "reasons"), [
+    (V1_35, ["no new claims to deallocate"]),
+    (V1_36, ["no new claims to deallocate"]),  # dynamicresources.go at v1.36.3: still there
+    (V1_37, []),  # v1.37.2: fwk.NewStatus(fwk.Unschedulable), no reason (kubernetes#140222)
+])
+def test_dynamic_resources_post_filter_reason_by_release(release: Release, reasons: list[str]) -> None:
+    _, post = DynamicResources(handle=testing.FakeHandle(release=release)).post_filter(
+        CycleState(), PodInfo(make_pod()), {}
+    )
+    assert post is not None and post.code == Code.UNSCHEDULABLE and list(post.reasons) == reasons
+
+
+def test_failed_scheduling_message_by_release() -> None:
+    """The whole message, as RunPostFilterPlugins joins the PostFilter reasons (framework.go)."""
+
+    def message(release: Release) -> str:
+        fw = new_framework(
+            load_config(None, release=release),
+            nodes=[make_node_builder("n1").capacity(cpu="1").obj()],
+            pods=[make_pod_builder("big").req(cpu="2").obj()],
+        )
+        fw.schedule(until=fw.clock.now() + 1)
+        [pod] = fw.cluster.pods.values()
+        [cond] = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
+        return str(cond["message"])
+
+    tail = "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    assert message(V1_35) == f"0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, {tail}"
+    assert message(V1_37) == f"0/1 nodes are available: 1 Insufficient cpu. {tail}"
 
 
 # Upstream's expanded default points for the plugins of this brief (ExpandedPluginsV1, v1.35).

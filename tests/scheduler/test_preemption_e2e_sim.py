@@ -14,10 +14,12 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from rich.console import Console
 from sched_fakes import bound_at, condition, node_of, notes, queued
 
 from kubesched.config.load import load_config
+from kubesched.config.releases import V1_36, V1_37, Release
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -258,6 +260,29 @@ def test_waiting_pod_victim_is_rejected_and_requeued_not_deleted() -> None:
     ]
     assert notes(fw, "w")[0] == "0/1 nodes are available: 1 preempted."
     assert queued(fw, "w") is not None
+
+
+@pytest.mark.parametrize("release", [V1_36, V1_37])
+def test_waiting_pod_victim_backs_off_in_memory_from_v1_36(release: Release) -> None:
+    """framework/preemption/executor.go (v1.36.3): ``waitingPod.Preempt`` stops the wait with an
+    Error (framework/runtime/waiting_pods_map.go), so the victim goes to backoffQ as a
+    SchedulerError, is not deleted, and its Preempted event says it happened in memory."""
+    fw = new_framework(["NodeResourcesFit", Hold, "DefaultPreemption"], nodes=[node("a")], release=release)
+    fw.add_pod(pod("w", "4", 10, hold="yes"))
+    fw.schedule(until=T0 + 1)
+    assert fw.framework.get_waiting_pod(uid(fw, "w")) is not None
+    fw.add_pod(pod("hi", "4", 100))
+    fw.schedule(until=T0 + 1.5)
+    assert node_of(fw, "hi") == "a"
+    assert deleted(fw) == {}
+    assert [e.note for e in fw.cluster.events if e.reason == "Preempted"] == [
+        f"Preempted by pod {uid(fw, 'hi')} on node a (in kube-scheduler memory)."
+    ]
+    assert notes(fw, "w") == ["preempted"]
+    [cond] = [c for c in fw.cluster.pods["default/w"]["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert (cond["reason"], cond["message"]) == ("SchedulerError", "preempted")
+    where = queued(fw, "w")
+    assert where is not None and where[0] == "backoff" and where[1].consecutive_errors == 1
 
 
 def test_simulate_report_shows_preempted_pods() -> None:

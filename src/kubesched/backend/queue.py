@@ -20,10 +20,11 @@ import heapq
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kubesched.config.releases import DEFAULT_RELEASE, SPLIT_POD_EVENTS, Release
 from kubesched.framework.clock import Clock
 from kubesched.framework.events import (
     FORCE_ACTIVATE,
@@ -33,6 +34,8 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     EventResource,
     QueueingHint,
+    event_label,
+    pod_resource_name,
 )
 from kubesched.framework.types import PodInfo, QueuedPodInfo, pod_uid
 
@@ -154,8 +157,16 @@ class SchedulingQueue:
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff_q: bool = True,
         metrics: Any = None,
+        release: Release = DEFAULT_RELEASE,
     ) -> None:
         self.profiles = profiles
+        #: v1.37 names pod events UnscheduledPod/TargetPod, not UnschedulablePod (metric labels).
+        self.split_pod_events = release.has(SPLIT_POD_EVENTS)
+        unscheduled = pod_resource_name(EventResource.UNSCHEDULED_POD, self.split_pod_events)
+        self._add_label = unscheduled + "Add"
+        #: Upstream's Update of a pod in no queue: v1.35 moves it to activeQ as an
+        #: UnschedulablePodUpdate, v1.37 adds it (addPod) as an UnscheduledPodAdd.
+        self._update_add_label = unscheduled + ("Add" if self.split_pod_events else "Update")
         self.clock = clock
         self.initial_backoff = pod_initial_backoff
         self.max_backoff = pod_max_backoff
@@ -213,8 +224,10 @@ class SchedulingQueue:
     def _profile(self, pi: PodInfo) -> QueueProfile:
         return self.profiles[pi.scheduler_name]
 
-    def add(self, pod: dict[str, Any], event: str = "PodAdd") -> None:
-        """A new unscheduled pod for one of our profiles."""
+    def add(self, pod: dict[str, Any], event: str | None = None) -> None:
+        """A new unscheduled pod for one of our profiles; ``event`` labels the metric
+        (upstream's ``EventUnscheduledPodAdd.Label()`` by default)."""
+        event = event or self._add_label
         with self._cond:
             pi = PodInfo(pod)
             if self._find(pi.uid) is not None:
@@ -596,10 +609,11 @@ class SchedulingQueue:
                 moved.append((uid, qpi, strategy))
             for uid, qpi, strategy in moved:
                 del self._unschedulable[uid]
+                label = event_label(event, self.split_pod_events)
                 if qpi.gated:
-                    self._move_to_active_or_gate(qpi, str(event))
+                    self._move_to_active_or_gate(qpi, label)
                 else:
-                    self._requeue(qpi, strategy, str(event))
+                    self._requeue(qpi, strategy, label)
 
     def activate(self, pods: Iterable[Mapping[str, Any]]) -> None:
         """Move the given pods to activeQ now (upstream ``Activate``)."""
@@ -620,7 +634,18 @@ class SchedulingQueue:
     # ------------------------------------------------------------------------------------------
     # updates and deletes of unscheduled pods
     # ------------------------------------------------------------------------------------------
-    def update(self, old: dict[str, Any] | None, new: dict[str, Any], event: ClusterEvent | None = None) -> None:
+    def update(
+        self,
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        events: ClusterEvent | Sequence[ClusterEvent] | None = None,
+    ) -> None:
+        """The pending pod itself was updated (upstream ``Update``): ``events`` are its
+        ``PodSchedulingPropertiesChange(new, old, isTargetPod=true)``; a parked pod is asked about
+        each in turn and moved by the first whose hint says Queue, under that event's label."""
+        if isinstance(events, ClusterEvent):
+            events = (events,)
+        events = events or ()
         with self._cond:
             self.events_seen += 1
             uid = PodInfo(new).uid
@@ -635,23 +660,27 @@ class SchedulingQueue:
             if entry is not None:
                 qpi = entry[0]
                 qpi.pod_info.update(new)
+                split = self.split_pod_events
                 if qpi.gated:
+                    # PreEnqueue decides again (any update may open a plugin's gate).
                     del self._unschedulable[uid]
-                    self._move_to_active_or_gate(qpi, "UnscheduledPodUpdate")
+                    label = event_label(events[0], split) if events else self._update_add_label
+                    self._move_to_active_or_gate(qpi, label)
                     return
-                strategy = self._worth_requeuing(qpi, event, old, new) if event is not None else _Strategy.SKIP
-                if strategy != _Strategy.SKIP:
-                    del self._unschedulable[uid]
-                    self._requeue(qpi, strategy, "UnscheduledPodUpdate")
+                for event in events:
+                    strategy = self._worth_requeuing(qpi, event, old, new)
+                    if strategy != _Strategy.SKIP:
+                        del self._unschedulable[uid]
+                        self._requeue(qpi, strategy, event_label(event, split))
+                        return
                 return
             fl = self._in_flight.get(uid)
             if fl is not None:
                 fl.qpi.pod_info.update(new)
-                if event is not None:
-                    # The update may resolve what rejects the pod in this very attempt: replay it.
-                    self._events.append((event, old, new))
+                # The update may resolve what rejects the pod in this very attempt: replay it.
+                self._events.extend((event, old, new) for event in events)
                 return
-            self.add(new, "PodUpdate")
+            self.add(new, self._update_add_label)
 
     def delete(self, pod: Mapping[str, Any]) -> None:
         with self._cond:
@@ -729,7 +758,8 @@ class SchedulingQueue:
         """Pods in their scheduling attempt, and the label of every event kept for them
         (upstream's ``scheduler_inflight_events``)."""
         with self._cond:
-            return len(self._in_flight), [str(event) for event, _, _ in self._events]
+            split = self.split_pod_events
+            return len(self._in_flight), [event_label(event, split) for event, _, _ in self._events]
 
     def counts(self) -> dict[str, int]:
         with self._cond:

@@ -15,7 +15,12 @@ from collections.abc import Mapping
 from .args import decode_args
 from .errors import FieldError
 from .plugin_args import IN_TREE_ARGS
-from .releases import DEFAULT_RELEASE, NODE_NAME_BEFORE_NODE_UNSCHEDULABLE, Release
+from .releases import (
+    DEFAULT_RELEASE,
+    NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE,
+    NODE_NAME_BEFORE_NODE_UNSCHEDULABLE,
+    Release,
+)
 from .types import (
     DEFAULT_SCHEDULER_NAME,
     KubeSchedulerConfiguration,
@@ -41,8 +46,8 @@ __all__ = [
 #: DynamicResourceAllocation gate is GA (on), so ``applyDynamicResources`` puts
 #: DynamicResources before DefaultPreemption (it deallocates idle claims before any pod is
 #: evicted), with score weight 2 since DRA scoring landed (kubernetes#134711, v1.35 cycle).
-#: Alpha-gated additions (NodeDeclaredFeatures, PodResizePreemption, GangScheduling, ...)
-#: are off by default and not listed.
+#: NodeDeclaredFeatures (gate on from v1.36) is appended by :func:`default_plugins`; other gated
+#: additions (PodResizePreemption, GangScheduling, ...) are off by default and not listed.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -77,6 +82,9 @@ def default_plugins(*, dynamic_resource_allocation: bool = True, release: Releas
         names = [p.name for p in enabled]
         i, j = names.index("NodeUnschedulable"), names.index("NodeName")
         enabled[i], enabled[j] = enabled[j], enabled[i]
+    if release.has(NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE):
+        # applyFeatureGates: the NodeDeclaredFeatures gate (on from 1.36) appends it, unweighted.
+        enabled.append(PluginRef("NodeDeclaredFeatures"))
     return Plugins(multi_point=PluginSet(enabled=enabled))
 
 

@@ -1,15 +1,19 @@
-"""kube-scheduler v1.35's ``--feature-gates``: the gates it knows, and its parser's rules.
+"""kube-scheduler's ``--feature-gates`` (v1.35, v1.36, v1.37): the gates it knows, and its parser's rules.
 
 A kubeadm manifest may pass ``--feature-gates``; kubesched accepts exactly what kube-scheduler
-v1.35.4 accepts and refuses the rest with kube-scheduler's messages. The flag is component-base's
+of the selected release (v1.35.4 by default; v1.36.3, v1.37.2) accepts and refuses the rest with
+kube-scheduler's messages. The flag is component-base's
 (``compatibility.ComponentGlobalsRegistry``): repeatable, comma-separated ``[component:]key=value``
 pairs where the only component is ``kube`` (and an empty prefix means ``kube``, but the two may not
 be mixed); values are Go ``strconv.ParseBool`` booleans (``featuregate.Set``); unknown names, and
 locked gates set away from their default, are errors; then gate dependencies are checked.
 
-The gates (names, default, stage, lock, dependencies at emulation version 1.35) are data, taken
-from the v1.35.4 sources by ``scripts/extract_feature_gates.py`` into ``feature_gates_v1_35.json``
-(its ``_comment`` names the files).
+The gates (names, default, stage, lock, dependencies) are data, taken from each release's own
+sources at its own emulation version (1.37 for v1.37.2) by ``scripts/extract_feature_gates.py``
+into ``feature_gates_v1_35.json``, ``..._v1_36.json`` and ``..._v1_37.json`` (their ``_comment``
+names the files). Releases differ in which gates exist (v1.37 dropped GangScheduling and
+SchedulerQueueingHints), their defaults and locks, and in the wording of the GA/deprecated
+warnings (component-base v0.36 made them structured log lines).
 
 kubesched behaves as kube-scheduler v1.35 with every gate at its default, and no gate changes what
 it does yet (:data:`HONOURED` is empty): gates set away from their default are accepted, kept on
@@ -27,6 +31,7 @@ from typing import Any
 
 __all__ = [
     "HONOURED",
+    "RELEASES",
     "FeatureGateError",
     "FeatureGates",
     "FeatureSpec",
@@ -40,6 +45,11 @@ KUBE_COMPONENT = "kube"
 ALL_ALPHA, ALL_BETA = "AllAlpha", "AllBeta"
 #: Gates whose value changes what kubesched does. None yet: kubesched implements v1.35's defaults.
 HONOURED: frozenset[str] = frozenset()
+
+#: The releases whose gates are known (``feature_gates_v1_<minor>.json``), as ``--emulated-version``
+#: spells them; the default keeps every caller on kubesched's default release.
+RELEASES: tuple[str, ...] = ("1.35", "1.36", "1.37")
+DEFAULT_RELEASE = "1.35"
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -55,7 +65,7 @@ class FeatureGateError(ValueError):
 
 @dataclass(frozen=True)
 class FeatureSpec:
-    """One gate at emulation version 1.35 (featuregate's ``FeatureSpec``)."""
+    """One gate at its release's emulation version (featuregate's ``FeatureSpec``)."""
 
     default: bool
     #: ``ALPHA``, ``BETA``, ``""`` (GA) or ``DEPRECATED``, featuregate's prerelease strings.
@@ -63,23 +73,36 @@ class FeatureSpec:
     lock_to_default: bool = False
 
 
+def _check_release(release: str) -> str:
+    if release not in RELEASES:
+        raise ValueError(f"unknown release {release!r} for feature gates: expected one of {', '.join(RELEASES)}")
+    return release
+
+
 @cache
-def _data() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("feature_gates_v1_35.json").read_text(encoding="utf-8")
+def _data(release: str) -> dict[str, Any]:
+    name = f"feature_gates_v1_{release.split('.')[1]}.json"
+    text = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 
 
-def known_feature_gates() -> dict[str, FeatureSpec]:
-    """Every gate kube-scheduler v1.35 registers, by name."""
+@cache
+def _known(release: str) -> dict[str, FeatureSpec]:
     return {
         name: FeatureSpec(bool(s["default"]), str(s["preRelease"]), bool(s["lockToDefault"]))
-        for name, s in _data()["gates"].items()
+        for name, s in _data(release)["gates"].items()
     }
 
 
-def _dependencies() -> dict[str, list[str]]:
-    deps: dict[str, list[str]] = _data()["dependencies"]
+def known_feature_gates(release: str = DEFAULT_RELEASE) -> dict[str, FeatureSpec]:
+    """Every gate kube-scheduler of ``release`` ("1.35", "1.36" or "1.37") registers, by name,
+    as it stands at that release's emulation version; any other release is a ValueError."""
+    return dict(_known(_check_release(release)))
+
+
+def _dependencies(release: str) -> dict[str, list[str]]:
+    deps: dict[str, list[str]] = _data(release)["dependencies"]
     return deps
 
 
@@ -93,17 +116,19 @@ class FeatureGates:
     warnings: list[str] = field(default_factory=list)
     #: The keys as the flag named them, in order (AllAlpha, not the gates it expanded to).
     requested: dict[str, bool] = field(default_factory=dict)
+    #: The release whose gates these are: defaults and names differ between releases.
+    release: str = DEFAULT_RELEASE
 
     def enabled(self, name: str) -> bool:
         """featuregate's ``Enabled``; an unknown name is a programming error (KeyError)."""
         if name in self.explicit:
             return self.explicit[name]
-        return known_feature_gates()[name].default
+        return _known(_check_release(self.release))[name].default
 
     def without_effect(self) -> list[str]:
         """``Name=value`` of each requested gate kubesched does not honour and that was set away
         from its default (set to its default, kubesched already behaves as asked)."""
-        known = known_feature_gates()
+        known = _known(_check_release(self.release))
         return [
             f"{name}={str(value).lower()}"
             for name, value in self.requested.items()
@@ -163,10 +188,12 @@ def _key_values(joined: str) -> dict[str, bool]:
     return m
 
 
-def parse_feature_gates(values: Iterable[str]) -> FeatureGates:
-    """The ``--feature-gates`` flag values (it may be repeated), checked as kube-scheduler v1.35
-    checks them; raises :class:`FeatureGateError`. Where upstream's order depends on Go's map
-    iteration, this takes the order of the command line (one of upstream's orders)."""
+def parse_feature_gates(values: Iterable[str], release: str = DEFAULT_RELEASE) -> FeatureGates:
+    """The ``--feature-gates`` flag values (it may be repeated), checked as kube-scheduler of
+    ``release`` ("1.35", "1.36" or "1.37"; anything else is a ValueError) checks them; raises
+    :class:`FeatureGateError`. Where upstream's order depends on Go's map iteration, this takes
+    the order of the command line (one of upstream's orders)."""
+    _check_release(release)
     by_component = _by_component(values)
     if "" in by_component and KUBE_COMPONENT in by_component:
         raise FeatureGateError(
@@ -177,11 +204,26 @@ def parse_feature_gates(values: Iterable[str]) -> FeatureGates:
             raise FeatureGateError([f"component not registered: {component}"])
     pairs = by_component.get("", []) + by_component.get(KUBE_COMPONENT, [])
     requested = _key_values(",".join(pairs))
-    return _set_from_map(requested, known_feature_gates(), _dependencies())
+    return _set_from_map(requested, _known(release), _dependencies(release), release)
+
+
+def _stage_warning(stage: str, key: str, text: str, release: str) -> str:
+    """featuregate's warning for setting a GA or deprecated gate: a printf line up to component-base
+    v0.35, a structured (klog key/value) line from v0.36 on (feature_gate.go, unsafeSetFromMap)."""
+    adjective = "deprecated" if stage == "DEPRECATED" else "GA"
+    if release == "1.35":
+        return f"Setting {adjective} feature gate {key}={text}. It will be removed in a future release."
+    return (
+        f'"Warning: setting {adjective} feature gate. It will be removed in a future release." '
+        f"featureGate={_go_quote(key)} value={text}"
+    )
 
 
 def _set_from_map(
-    requested: dict[str, bool], known: Mapping[str, FeatureSpec], dependencies: Mapping[str, list[str]]
+    requested: dict[str, bool],
+    known: Mapping[str, FeatureSpec],
+    dependencies: Mapping[str, list[str]],
+    release: str = DEFAULT_RELEASE,
 ) -> FeatureGates:
     """featuregate's ``unsafeSetFromMap``: the first unknown name stops the check, locked gates are
     collected, AllAlpha/AllBeta fill in the gates of their stage not named, then dependencies."""
@@ -201,10 +243,8 @@ def _set_from_map(
             for name, other in known.items():
                 if name not in (ALL_ALPHA, ALL_BETA) and other.pre_release == stage:
                     enabled.setdefault(name, value)
-        elif spec.pre_release == "DEPRECATED":
-            warnings.append(f"Setting deprecated feature gate {key}={text}. It will be removed in a future release.")
-        elif spec.pre_release == "":
-            warnings.append(f"Setting GA feature gate {key}={text}. It will be removed in a future release.")
+        elif spec.pre_release in ("DEPRECATED", ""):
+            warnings.append(_stage_warning(spec.pre_release, key, text, release))
         enabled[key] = value
     if errors:
         raise FeatureGateError(errors)
@@ -220,4 +260,4 @@ def _set_from_map(
             errors.append(f"{feature} is enabled, but depends on features that are disabled: [{' '.join(disabled)}]")
     if errors:
         raise FeatureGateError(errors)
-    return FeatureGates(explicit=enabled, warnings=warnings, requested=dict(requested))
+    return FeatureGates(explicit=enabled, warnings=warnings, requested=dict(requested), release=release)

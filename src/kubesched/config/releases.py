@@ -83,12 +83,15 @@ BALANCED_ALLOCATION_WITH_AND_WITHOUT_POD = Change(
     "pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go (kubernetes#135573)",
     "the score is 50 + (50 + score with the pod - score without it) / 2: a node is scored by how much "
     "the pod improves its balance, not by the balance it ends with",
+    where="plugins/noderesources/balanced_allocation.py (score, score_batch), "
+    "plugins/noderesources/resource_allocation.py (node_allocatable_request, dense_node_columns)",
 )
 IMAGE_LOCALITY_IMAGE_VOLUMES = Change(
     "ImageLocalityImageVolumes",
     V1_36,
     "pkg/scheduler/framework/plugins/imagelocality/image_locality.go (kubernetes#130231)",
     "images of image volumes count towards the score, as the containers' images do",
+    where="plugins/imagelocality/image_locality.py (pod_images, ImageLocality)",
 )
 NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE = Change(
     "NodeDeclaredFeaturesInDefaultProfile",
@@ -97,6 +100,8 @@ NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE = Change(
     "(gate NodeDeclaredFeatures on from 1.36)",
     "the default profile ends with NodeDeclaredFeatures: a node must declare the features the pod "
     "needs ('node(s) didn't match Pod's required features'); pods needing none skip it",
+    where="config/defaults.py (default_plugins), plugins/nodedeclaredfeatures/ (PreFilter, Filter, the "
+    "release's feature registry), scheduler/eventhandlers.py (UpdateNodeDeclaredFeature)",
 )
 PREEMPTED_WAITING_PODS_BACK_OFF = Change(
     "PreemptedWaitingPodsBackOff",
@@ -104,6 +109,7 @@ PREEMPTED_WAITING_PODS_BACK_OFF = Change(
     "pkg/scheduler/framework/preemption/executor.go, framework/runtime/waiting_pods_map.go (kubernetes#135719)",
     "a victim waiting at Permit is preempted in memory with an Error, so it goes to backoffQ, not to "
     "the unschedulable pods; its event ends with ' (in kube-scheduler memory).'",
+    where="framework/waiting_pods.py (WaitingPod.preempt), framework/preemption.py (_preempt_pod)",
 )
 PREEMPTED_PRE_BIND_PODS_BACK_OFF = Change(
     "PreemptedPreBindPodsBackOff",
@@ -111,6 +117,8 @@ PREEMPTED_PRE_BIND_PODS_BACK_OFF = Change(
     "pkg/scheduler/framework/runtime/pods_in_prebind_map.go, schedule_one.go bindingCycle (kubernetes#135502)",
     "a victim still in PreBind has its binding cycle cancelled and goes to backoffQ instead of being "
     "deleted",
+    where="n/a while kubesched has no PreBindPreFlight: no pod is registered as in PreBind, so a victim is "
+    "deleted as before; upstream's default plugins (no volumes, no claims) skip the preflight too (docs/status.md)",
 )
 FIT_ARGS_SCORING_STRATEGY_CHECKS = Change(
     "FitArgsScoringStrategyChecks",
@@ -118,6 +126,7 @@ FIT_ARGS_SCORING_STRATEGY_CHECKS = Change(
     "pkg/scheduler/apis/config/validation/validation_pluginargs.go validateFitArgs (kubernetes#132120)",
     "NodeResourcesFitArgs: requestedToCapacityRatio is required with type RequestedToCapacityRatio "
     "and forbidden with the other types; shape errors are reported under it",
+    where="config/plugin_args.py (NodeResourcesFitArgs.validate)",
 )
 HINTS_COUNT_NOMINATED_PODS = Change(
     "HintsCountNominatedPods",
@@ -125,6 +134,7 @@ HINTS_COUNT_NOMINATED_PODS = Change(
     "framework/plugins/podtopologyspread/plugin.go, interpodaffinity/plugin.go (kubernetes#135392)",
     "PodTopologySpread's and InterPodAffinity's queueing hints count a pod with a nominated node like "
     "an assigned one",
+    where="plugins/podtopologyspread/plugin.py (_involved), plugins/interpodaffinity/plugin.py (_placed)",
 )
 INTER_POD_AFFINITY_HINT_TARGET_AND_REVERSE = Change(
     "InterPodAffinityHintTargetAndReverse",
@@ -132,13 +142,25 @@ INTER_POD_AFFINITY_HINT_TARGET_AND_REVERSE = Change(
     "framework/plugins/interpodaffinity/plugin.go isSchedulableAfterPodChange (kubernetes#135325, #135394)",
     "InterPodAffinity requeues a pod when its own labels change, and when a deleted pod's required "
     "anti-affinity matched it",
+    where="plugins/interpodaffinity/plugin.py (is_schedulable_after_pod_change, "
+    "is_schedulable_after_assigned_pod_change)",
 )
 FAILURE_HANDLER_RECREATED_POD = Change(
     "FailureHandlerRecreatedPod",
     V1_36,
     "pkg/scheduler/schedule_one.go handleSchedulingFailure",
     "a pod recreated under the same name while it was scheduled (another UID) is neither requeued "
-    "nor given a condition",
+    "nor given an event or a condition",
+    where="scheduler/failure.py",
+)
+FAILURE_HANDLER_REPORTS_CACHED_POD = Change(
+    "FailureHandlerReportsCachedPod",
+    V1_36,
+    "pkg/scheduler/schedule_one.go handleSchedulingFailure (pod = podInfo.Pod after the refresh)",
+    "the FailedScheduling event and the PodScheduled condition are about the informer's newest copy "
+    "of the pod (its generation is the condition's observedGeneration), not the copy the cycle "
+    "scheduled",
+    where="scheduler/failure.py",
 )
 DRA_FILTER_TIMEOUT_IS_ERROR = Change(
     "DRAFilterTimeoutIsError",
@@ -153,6 +175,7 @@ NODE_NAME_BEFORE_NODE_UNSCHEDULABLE = Change(
     V1_37,
     "pkg/scheduler/apis/config/v1/default_plugins.go (getDefaultPlugins)",
     "the default profile runs NodeName before NodeUnschedulable",
+    where="config/defaults.py (default_plugins)",
 )
 NODE_NAME_PRE_FILTER = Change(
     "NodeNamePreFilter",
@@ -160,6 +183,7 @@ NODE_NAME_PRE_FILTER = Change(
     "pkg/scheduler/framework/plugins/nodename/node_name.go (PreFilter)",
     "NodeName's PreFilter narrows a pod with spec.nodeName to that node; the others read "
     "'node(s) didn't satisfy plugin(s) [NodeName]'",
+    where="plugins/nodename/node_name.py (NodeNameWithPreFilter, built by NodeName from 1.37)",
 )
 IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD = Change(
     "ImageLocalityImageVolumeThreshold",
@@ -167,6 +191,7 @@ IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD = Change(
     "pkg/scheduler/framework/plugins/imagelocality/image_locality.go (kubernetes#138951)",
     "each image volume raises the score's threshold as a container does, so image volumes cannot "
     "outscore the same images used by containers",
+    where="plugins/imagelocality/image_locality.py (pod_images: volumes_in_count)",
 )
 NO_DRA_DEALLOCATE_REASON = Change(
     "NoDRADeallocateReason",
@@ -174,6 +199,7 @@ NO_DRA_DEALLOCATE_REASON = Change(
     "pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go (PostFilter)",
     "DynamicResources' PostFilter rejects without a reason: FailedScheduling no longer reads "
     "'no new claims to deallocate, '",
+    where="plugins/volumes.py (DynamicResources.post_filter)",
 )
 SPLIT_POD_EVENTS = Change(
     "SplitPodEvents",
@@ -181,12 +207,22 @@ SPLIT_POD_EVENTS = Change(
     "staging/src/k8s.io/kube-scheduler/framework/types.go, pkg/scheduler/framework/events.go (kubernetes#135905)",
     "pod events are AssignedPod, UnscheduledPod (was UnschedulablePod) and TargetPod (the pod's own "
     "updates); the event labels of the metrics change with them",
+    where="framework/events.py (pod_scheduling_properties_change, event_label), scheduler/eventhandlers.py, "
+    "backend/queue.py, plugins/interpodaffinity/plugin.py, plugins/podtopologyspread/plugin.py (events_to_register)",
+)
+NODE_DECLARED_FEATURE_VOLUME_BIND_MOUNT_OPTIONS = Change(
+    "NodeDeclaredFeatureVolumeBindMountOptions",
+    V1_37,
+    "k8s.io/component-helpers nodedeclaredfeatures/features/registry.go, features/volumebindmountoptions (v0.37)",
+    "a pod whose volume mounts set bindMountOptions needs a node declaring VolumeBindMountOptions",
+    where="plugins/nodedeclaredfeatures/features.py (the 1.37 registry)",
 )
 INTER_POD_AFFINITY_HINT_ANY_TERM = Change(
     "InterPodAffinityHintAnyTerm",
     V1_37,
     "framework/plugins/interpodaffinity/plugin.go (kubernetes#139161)",
     "InterPodAffinity's hint requeues when a changed or deleted pod matches any of the terms, not all",
+    where="plugins/interpodaffinity/plugin.py (_matches_terms)",
 )
 BIND_RETRIES = Change(
     "BindRetries",
@@ -194,12 +230,15 @@ BIND_RETRIES = Change(
     "pkg/scheduler/util/utils.go BindPod, framework/plugins/defaultbinder (kubernetes#138855)",
     "the Binding request is retried (4 tries, 10 ms x5 backoff) on internal, unavailable and "
     "connection-refused errors",
+    where="plugins/defaultbinder/default_binder.py, kube/cluster.py (retriable)",
 )
 NOMINATOR_EMPTY_OVERRIDE_CLEARS = Change(
     "NominatorEmptyOverrideClears",
     V1_37,
     "pkg/scheduler/backend/queue/nominator.go",
     "an override with an empty node name clears the pod's nomination instead of nominating it to ''",
+    where="n/a: v1.35.4 files an empty override under node '' but nothing asks the nominator about node ''; "
+    "kubesched's add_nominated_pod clears it (tests/backend/test_nominator_empty_override.py)",
 )
 BATCH_RESCORES_HINTED_NODE = Change(
     "BatchRescoresHintedNode",
@@ -220,11 +259,13 @@ CHANGES: tuple[Change, ...] = (
     HINTS_COUNT_NOMINATED_PODS,
     INTER_POD_AFFINITY_HINT_TARGET_AND_REVERSE,
     FAILURE_HANDLER_RECREATED_POD,
+    FAILURE_HANDLER_REPORTS_CACHED_POD,
     DRA_FILTER_TIMEOUT_IS_ERROR,
     NODE_NAME_BEFORE_NODE_UNSCHEDULABLE,
     NODE_NAME_PRE_FILTER,
     IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD,
     NO_DRA_DEALLOCATE_REASON,
+    NODE_DECLARED_FEATURE_VOLUME_BIND_MOUNT_OPTIONS,
     SPLIT_POD_EVENTS,
     INTER_POD_AFFINITY_HINT_ANY_TERM,
     BIND_RETRIES,

@@ -19,6 +19,12 @@ class BindConflictError(RuntimeError):
     """The pod is already bound or gone (409/404): forget the assumed pod, never bind twice."""
 
 
+class RetriableAPIError(RuntimeError):
+    """An API error that upstream's ``util.Retriable`` retries (pkg/scheduler/util/utils.go): an
+    InternalError, a ServiceUnavailable, or a refused connection. A backend raises it, with the
+    API server's text, for errors a retry may fix (the DefaultBinder of v1.37 retries the Binding)."""
+
+
 class EventHandlers(Protocol):
     """What a backend calls for every change it sees (upstream: the informers' event handlers).
 

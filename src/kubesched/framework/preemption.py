@@ -49,6 +49,7 @@ from typing import Any, Protocol
 
 from kubesched.api.pdb import PodDisruptionBudget, parse_pdbs
 from kubesched.api.rfc3339 import parse_rfc3339_ns
+from kubesched.config.releases import PREEMPTED_WAITING_PODS_BACK_OFF
 from kubesched.framework.cluster import BindConflictError
 
 from .clock import VirtualClock, rfc3339
@@ -475,8 +476,16 @@ class Evaluator:
         """Upstream ``PreemptPod``: reject a victim waiting at Permit; otherwise mark it with the
         DisruptionTarget condition and delete it. A victim already gone is not an error."""
         wp = self.handle.get_waiting_pod(victim.uid)
-        if wp is not None:
-            wp.reject(self.plugin_name, "preempted")
+        delete, in_memory = True, False
+        if wp is not None and self.handle.release.has(PREEMPTED_WAITING_PODS_BACK_OFF):
+            # v1.36+ (framework/preemption/executor.go): the waiting victim backs off; only one
+            # that was no longer waiting is deleted through the API like any other victim.
+            in_memory = wp.preempt(self.plugin_name, "preempted")
+            delete = not in_memory
+        elif wp is not None:
+            wp.reject(self.plugin_name, "preempted")  # v1.35: rejected, never deleted
+            delete = False
+        if not delete:
             log.debug("preemptor %s preempted waiting pod %s on node %s", preemptor.key, victim.key, c.name)
         else:
             client = self.handle.client()
@@ -505,13 +514,14 @@ class Evaluator:
                 log.error("could not preempt %s for %s: %s", victim.key, preemptor.key, err)
                 return str(err) or type(err).__name__
             log.debug("preemptor %s preempted %s on node %s", preemptor.key, victim.key, c.name)
+        note = f"Preempted by pod {preemptor.uid} on node {c.name}"
         self.handle.event_recorder().eventf(
             victim.pod,
             preemptor.pod,
             "Normal",
             "Preempted",
             "Preempting",
-            f"Preempted by pod {preemptor.uid} on node {c.name}",
+            note + " (in kube-scheduler memory)." if in_memory else note,
         )
         return None
 

@@ -528,6 +528,10 @@ class QueuedPodInfo:
     gating_plugin: str = ""
     #: Message of the last failure, for reports (``kubesched simulate``).
     last_failure: str = ""
+    #: The pod as its current attempt popped it. The queue points ``pod_info`` at newer copies
+    #: while the attempt runs; upstream's cycle keeps the popped object, and v1.35's failure
+    #: handler reports it (its generation is the condition's observedGeneration).
+    attempted_pod: Obj | None = None
 
     @property
     def pod(self) -> Obj:

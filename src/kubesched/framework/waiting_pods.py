@@ -61,11 +61,21 @@ class WaitingPod:
         self._finish()
 
     def reject(self, plugin: str, message: str) -> None:
+        self._stop(Code.UNSCHEDULABLE, plugin, message)
+
+    def preempt(self, plugin: str, message: str) -> bool:
+        """Upstream ``Preempt`` (v1.36+): stop waiting with an Error, so the pod backs off and is
+        retried instead of waiting for an event as a rejected pod does. False if the pod was no
+        longer waiting (allowed, rejected or timed out): the preemptor then deletes it."""
+        return self._stop(Code.ERROR, plugin, message)
+
+    def _stop(self, code: Code, plugin: str, message: str) -> bool:
         with self._lock:
             if self._result is not None:
-                return
-            self._result = Status(Code.UNSCHEDULABLE, message, plugin=plugin)
+                return False
+            self._result = Status(code, message, plugin=plugin)
         self._finish()
+        return True
 
     def on_done(self, callback: Callable[[Status], None]) -> None:
         """Register the continuation; called at once if the outcome is already known."""

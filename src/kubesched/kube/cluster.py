@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import threading
 import time
@@ -32,7 +33,7 @@ from typing import Any
 import httpx
 
 from kubesched.framework.clock import Clock, rfc3339
-from kubesched.framework.cluster import BindConflictError, EventHandlers
+from kubesched.framework.cluster import BindConflictError, EventHandlers, RetriableAPIError
 from kubesched.framework.events import ActionType
 from kubesched.kube.client import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiError, KubeClient, ResourceType
 from kubesched.kube.events import EventRecorder
@@ -272,6 +273,12 @@ class KubeCluster:
             if _conflict(err) or "is being deleted" in err.message:
                 self.bind_conflicts += 1
                 raise BindConflictError(err.message or str(err)) from err
+            if retriable(err):
+                raise RetriableAPIError(str(err)) from err
+            raise
+        except httpx.TransportError as err:
+            if retriable(err):
+                raise RetriableAPIError(str(err) or type(err).__name__) from err
             raise
         self.bindings += 1
 
@@ -434,6 +441,30 @@ class KubeCluster:
         with self._inflight_cond:
             self._inflight -= 1
             self._inflight_cond.notify_all()
+
+
+#: apimachinery's ``knownReasons`` (pkg/api/errors/errors.go): a 500 or 503 with another reason
+#: is an internal error or unavailability by its code alone.
+_KNOWN_REASONS = frozenset({
+    "Unauthorized", "Forbidden", "NotFound", "AlreadyExists", "Conflict", "Gone", "Invalid", "ServerTimeout",
+    "StoreReadError", "Timeout", "TooManyRequests", "BadRequest", "MethodNotAllowed", "NotAcceptable",
+    "RequestEntityTooLarge", "UnsupportedMediaType", "InternalError", "Expired", "ServiceUnavailable",
+})
+
+
+def retriable(err: BaseException) -> bool:
+    """Upstream's ``util.Retriable``: ``apierrors.IsInternalError``, ``IsServiceUnavailable`` (by
+    reason, or by code when the reason is not a known one) or ``net.IsConnectionRefused``."""
+    if isinstance(err, ApiError):
+        if err.reason in ("InternalError", "ServiceUnavailable"):
+            return True
+        return err.reason not in _KNOWN_REASONS and err.code in (500, 503)
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def status_patch(current: Mapping[str, Any], patch: Mapping[str, Any], now: str) -> dict[str, Any] | None:

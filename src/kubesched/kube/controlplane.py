@@ -75,12 +75,15 @@ __all__ = [
     "controlplane_fixture",
     "default_cache_dir",
     "find_binaries",
+    "require_binaries",
     "start_kube_scheduler",
 ]
 
 BIN_ENV = "KUBESCHED_CONTROLPLANE_BIN"
 CACHE_ENV = "KUBESCHED_CONTROLPLANE_CACHE"
-#: scripts/controlplane.sh pins one v1.35.x patch; any v1.35 build in the cache is acceptable.
+#: The release scripts/controlplane.sh builds by default (it pins one v1.35.x patch); any v1.35
+#: build in the cache is acceptable. Other releases are built with ``--k8s-version`` into sibling
+#: directories, found by ``find_binaries(release)``.
 K8S_MINOR = "v1.35"
 NOT_BUILT_MESSAGE = (
     "control plane not built: run scripts/controlplane.sh (needs Go >= 1.25 and access to the Go module proxy)"
@@ -152,24 +155,18 @@ def _binaries_in(directory: Path) -> Binaries | None:
     )
 
 
-def find_binaries() -> Binaries:
-    """Locate etcd and kube-apiserver (kube-scheduler and kwok if present).
+def _minor(release: str) -> str:
+    """``"v1.37"`` or ``"1.37"`` as the ``v1.37`` prefix of the release's directories."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)", release.strip())
+    if match is None:
+        raise ValueError(f"release must be a minor version such as v1.37 or 1.37, not {release!r}")
+    return f"v{match[1]}.{match[2]}"
 
-    ``$KUBESCHED_CONTROLPLANE_BIN`` names the directory outright; otherwise the newest complete
-    ``v1.35.*`` directory under the cache root is used, so bumping the patch in the build script
-    does not strand older checkouts. Raises ControlPlaneNotBuiltError with the build hint.
-    """
-    explicit = os.environ.get(BIN_ENV)
-    if explicit:
-        found = _binaries_in(Path(explicit))
-        if found is None:
-            raise ControlPlaneNotBuiltError(
-                f"{BIN_ENV}={explicit} does not contain executable etcd and kube-apiserver; " + NOT_BUILT_MESSAGE
-            )
-        return found
-    root = default_cache_dir()
+
+def _newest_complete(roots: Sequence[Path], minor: str) -> Binaries | None:
+    """The complete directory of ``minor`` with the highest patch, across ``roots``."""
     candidates = sorted(
-        (d for d in root.glob(f"{K8S_MINOR}.*") if d.is_dir()),
+        {d for root in roots for d in root.glob(f"{minor}.*") if d.is_dir()},
         key=lambda d: _version_key(d.name),
         reverse=True,
     )
@@ -177,7 +174,66 @@ def find_binaries() -> Binaries:
         found = _binaries_in(directory)
         if found is not None:
             return found
-    raise ControlPlaneNotBuiltError(f"{NOT_BUILT_MESSAGE} (looked in {root}/{K8S_MINOR}.*)")
+    return None
+
+
+def find_binaries(release: str | None = None) -> Binaries:
+    """Locate etcd and kube-apiserver (kube-scheduler and kwok if present).
+
+    Without ``release``: ``$KUBESCHED_CONTROLPLANE_BIN`` names the directory outright; otherwise
+    the newest complete ``v1.35.*`` directory under the cache root is used, so bumping the patch in
+    the build script does not strand older checkouts.
+
+    With ``release`` (a minor: ``"v1.37"`` or ``"1.37"``): the newest complete directory of that
+    minor, as ``scripts/controlplane.sh --k8s-version`` builds them. ``$KUBESCHED_CONTROLPLANE_BIN``
+    is used when its directory is of that minor, and its siblings are searched before the cache
+    root, since CI points it into the cache the other releases were built into.
+
+    Raises ControlPlaneNotBuiltError with the build hint (ValueError for a malformed release).
+    """
+    explicit = os.environ.get(BIN_ENV)
+    if release is None:
+        if explicit:
+            found = _binaries_in(Path(explicit))
+            if found is None:
+                raise ControlPlaneNotBuiltError(
+                    f"{BIN_ENV}={explicit} does not contain executable etcd and kube-apiserver; " + NOT_BUILT_MESSAGE
+                )
+            return found
+        root = default_cache_dir()
+        found = _newest_complete([root], K8S_MINOR)
+        if found is None:
+            raise ControlPlaneNotBuiltError(f"{NOT_BUILT_MESSAGE} (looked in {root}/{K8S_MINOR}.*)")
+        return found
+    minor = _minor(release)
+    roots: list[Path] = []
+    if explicit:
+        explicit_dir = Path(explicit)
+        if explicit_dir.name.startswith(f"{minor}.") and (found := _binaries_in(explicit_dir)) is not None:
+            return found
+        roots.append(explicit_dir.parent)
+    roots.append(default_cache_dir())
+    found = _newest_complete(roots, minor)
+    if found is None:
+        where = ", ".join(f"{root}/{minor}.*" for root in dict.fromkeys(roots))
+        raise ControlPlaneNotBuiltError(
+            f"control plane {minor} not built: run scripts/controlplane.sh --k8s-version {minor}.<patch> "
+            f"(--list-versions names the supported releases; needs Go and the Go module proxy) (looked in {where})"
+        )
+    return found
+
+
+def require_binaries(release: str | None = None) -> Binaries:
+    """``find_binaries(release)`` for a pytest fixture: missing binaries skip the test locally but
+    fail it when ``$CI`` is set, so CI can never go green by silently not testing a release."""
+    import pytest  # test-only dependency; keeps this module importable without it
+
+    try:
+        return find_binaries(release)
+    except ControlPlaneNotBuiltError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(str(exc), pytrace=False)
+        pytest.skip(str(exc) if release is not None else NOT_BUILT_MESSAGE)
 
 
 # --------------------------------------------------------------------------------------------
@@ -764,6 +820,10 @@ class ControlPlane:
             f"--etcd-servers={self.etcd_url}",
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
+            # The default lease reconciler cannot publish a loopback address as the endpoints of the
+            # `kubernetes` Service: v1.35 failed to sync it every 10 s ("may not be in the loopback
+            # range"), v1.37 refuses to start (pkg/controlplane/instance.go: "cannot use public IP").
+            "--endpoint-reconciler-type=none",
             f"--secure-port={self.port}",
             f"--cert-dir={pki}",
             f"--tls-cert-file={pki / 'apiserver.crt'}",
@@ -886,13 +946,5 @@ def controlplane_fixture() -> Iterator[ControlPlane]:
     Missing binaries skip the test locally, but fail it when ``$CI`` is set, so CI can never go
     green by silently not testing against the real apiserver.
     """
-    import pytest  # test-only dependency; keeps this module importable without it
-
-    try:
-        binaries = find_binaries()
-    except ControlPlaneNotBuiltError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(str(exc), pytrace=False)
-        pytest.skip(NOT_BUILT_MESSAGE)
-    with ControlPlane(binaries) as cp:
+    with ControlPlane(require_binaries()) as cp:
         yield cp

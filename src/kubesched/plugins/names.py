@@ -19,6 +19,7 @@ VOLUME_RESTRICTIONS = "VolumeRestrictions"
 VOLUME_ZONE = "VolumeZone"
 NODE_VOLUME_LIMITS = "NodeVolumeLimits"
 DYNAMIC_RESOURCES = "DynamicResources"
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
 
 # kubesched plugins (not in upstream).
 WINDOW_TRANSFER = "WindowTransfer"

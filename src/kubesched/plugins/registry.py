@@ -16,6 +16,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.imagelocality import ImageLocality
     from kubesched.plugins.interpodaffinity import InterPodAffinity
     from kubesched.plugins.nodeaffinity import NodeAffinity
+    from kubesched.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
     from kubesched.plugins.nodename import NodeName
     from kubesched.plugins.nodeports import NodePorts
     from kubesched.plugins.noderesources import BalancedAllocation, Fit
@@ -55,6 +56,7 @@ def in_tree_registry() -> Registry:
     r.register(names.VOLUME_ZONE, VolumeZone)
     r.register(names.NODE_VOLUME_LIMITS, NodeVolumeLimits)
     r.register(names.DYNAMIC_RESOURCES, DynamicResources)
+    r.register(names.NODE_DECLARED_FEATURES, NodeDeclaredFeatures)
     r.register(names.WINDOW_TRANSFER, WindowTransfer)
     r.register(names.TENANT_ISOLATION, TenantIsolation)
     r.register(names.CAPACITY_SCHEDULING, CapacityScheduling)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
+from kubesched.config.releases import DEFAULT_RELEASE, NO_DRA_DEALLOCATE_REASON
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interfaces import (
@@ -173,6 +174,8 @@ class DynamicResources(
     def __init__(self, args: DynamicResourcesArgs | None = None, handle: Handle | None = None) -> None:
         self.args = args or DynamicResourcesArgs()
         self.handle = handle
+        release = handle.release if handle is not None else DEFAULT_RELEASE
+        self._post_filter_reason = () if release.has(NO_DRA_DEALLOCATE_REASON) else (NO_NEW_CLAIMS_TO_DEALLOCATE,)
 
     @staticmethod
     def _unsupported() -> Status:
@@ -204,9 +207,9 @@ class DynamicResources(
         # Upstream deallocates claims that block the pod; with none to deallocate (every pod without
         # claims, and ours, whose claims are never allocated) it says so, and that reason is in every
         # FailedScheduling message of v1.35 ("... no new claims to deallocate, preemption: ..."; seen
-        # from the v1.35.4 binary). Upstream dropped it for pods without claims only after v1.35
-        # (kubernetes#140222).
-        return None, Status(Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
+        # from the v1.35.4 and v1.36.3 binaries). v1.37 rejects without a reason (kubernetes#140222,
+        # dynamicresources.go at v1.37.2), so the message goes straight on to preemption's.
+        return None, Status(Code.UNSCHEDULABLE, *self._post_filter_reason)
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return None

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.config.releases import NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE, SPLIT_POD_EVENTS
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -20,8 +21,11 @@ from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
     EventResource,
+    event_label,
+    pod_resource_name,
+    pod_scheduling_properties_change,
 )
-from kubesched.framework.types import PodInfo, same_parse_inputs, same_spec_inputs
+from kubesched.framework.types import PodInfo, QueuedPodInfo, same_parse_inputs, same_spec_inputs
 from kubesched.scheduler.base import SchedulerBase
 
 
@@ -40,6 +44,38 @@ class EventHandlersMixin(SchedulerBase):
     def _terminated(pod: Mapping[str, Any]) -> bool:
         return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
+    def _split_pod_events(self) -> bool:
+        """v1.37's pod event names (``SplitPodEvents``): UnscheduledPod/TargetPod labels."""
+        return self.config.release.has(SPLIT_POD_EVENTS)
+
+    def _unscheduled_label(self, action: str) -> str:
+        """``EventUnscheduledPod<action>.Label()``: ``UnschedulablePod…`` before v1.37."""
+        return pod_resource_name(EventResource.UNSCHEDULED_POD, self._split_pod_events()) + action
+
+    def _pod_events(
+        self, old: Mapping[str, Any] | None, new: Mapping[str, Any], *, target: bool
+    ) -> list[ClusterEvent]:
+        """``PodSchedulingPropertiesChange``; without the old object, a bare Update."""
+        split = self._split_pod_events()
+        if old is None:
+            resource = (
+                EventResource.ASSIGNED_POD
+                if self._assigned(new)
+                else EventResource.TARGET_POD if target and split else EventResource.UNSCHEDULED_POD
+            )
+            return [ClusterEvent(resource, ActionType.UPDATE_OTHER)]
+        return pod_scheduling_properties_change(new, old, target=target, split_pod_events=split)
+
+    def _nominated_pod_gone(self, pod: Mapping[str, Any]) -> None:
+        """A pod with a nominated node left it (deleted, or nominated elsewhere): lower or equal
+        priority pods counted it as if assigned there, so it is an AssignedPodDelete for them."""
+        priority = PodInfo(dict(pod)).priority
+
+        def lower_or_equal(qpi: QueuedPodInfo) -> bool:
+            return qpi.pod_info.priority <= priority
+
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None, lower_or_equal)
+
     def _on_pod_add(self, pod: dict[str, Any]) -> str | None:
         if self._terminated(pod):
             return None
@@ -49,14 +85,17 @@ class EventHandlersMixin(SchedulerBase):
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, pod)
             return "AssignedPodAdd"
         if self.responsible_for(pod):
-            self.queue.add(pod)
+            label = self._unscheduled_label("Add")
+            self.queue.add(pod, label)
             if self._unscheduled_pod_add_events:
                 # Upstream addPodToSchedulingQueue under the GangScheduling feature gate.
                 self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, pod)
-            return "UnschedulablePodAdd"
+            return label
         return None  # upstream's informer filter never hands over another scheduler's pod
 
-    def _on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> str:
+    def _on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+        """The update's ``event`` labels, as upstream observes them: the handler's own
+        (AssignedPodUpdate / UnschedulablePodUpdate) and one per specific event."""
         if self._terminated(new):
             self._on_pod_delete(new)
         elif self._assigned(new):
@@ -71,16 +110,34 @@ class EventHandlersMixin(SchedulerBase):
                 elif same_spec_inputs(prev.pod, new):
                     pi.inherit_parses(prev, spec_only=True)  # a binding whose PreBind annotated the pod
             self.cache.update_pod(pi)
-            event = ClusterEvent(
-                EventResource.ASSIGNED_POD, _pod_update_action(old, new) if was_assigned else ActionType.ADD
-            )
-            self.queue.move_all_to_active_or_backoff(event, old, new)
+            if not was_assigned:
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, old, new)
+                return ["AssignedPodUpdate"]
+            # Upstream updateAssignedPodInCache: one move per specific event, each observed.
+            labels = ["AssignedPodUpdate"]
+            for event in self._pod_events(old, new, target=False):
+                self.queue.move_all_to_active_or_backoff(event, old, new)
+                labels.append(event_label(event, False))
+            return labels
         # Upstream updatePodInSchedulingQueue: an assumed pod (its binding cycle patching it, e.g.
         # at PreBind) is not scheduled again.
         elif self.responsible_for(new) and not self.cache.is_assumed(str((new.get("metadata") or {}).get("uid") or "")):
-            event = ClusterEvent(EventResource.UNSCHEDULED_POD, _pod_update_action(old, new))
-            self.queue.update(old, new, event)
-        return "AssignedPodUpdate" if self._assigned(new) else "UnschedulablePodUpdate"
+            # The queue asks about the pod's own update (TargetPod from v1.37); the handler's labels
+            # are of the same changes as UnscheduledPod events (upstream passes isTargetPod=false).
+            events = self._pod_events(old, new, target=True)
+            self.queue.update(old, new, events)
+            split = self._split_pod_events()
+            base = self._unscheduled_label("Update")
+            labels = [base]
+            for event in events:
+                label = event_label(ClusterEvent(EventResource.UNSCHEDULED_POD, event.action), split)
+                if label != base:
+                    labels.append(label)
+            old_nominated = ((old or {}).get("status") or {}).get("nominatedNodeName")
+            if old_nominated and old_nominated != (new.get("status") or {}).get("nominatedNodeName"):
+                self._nominated_pod_gone(old or {})
+            return labels
+        return ["AssignedPodUpdate" if self._assigned(new) else self._unscheduled_label("Update")]
 
     def _on_pod_delete(self, pod: dict[str, Any]) -> str:
         pi = PodInfo(pod)
@@ -98,7 +155,9 @@ class EventHandlersMixin(SchedulerBase):
         rejected = [fw.reject_waiting_pod(pi.uid) for fw in self.frameworks.values()]
         if any(rejected):
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
-        return "UnschedulablePodDelete"
+        elif (pod.get("status") or {}).get("nominatedNodeName"):
+            self._nominated_pod_gone(pod)
+        return self._unscheduled_label("Delete")
 
     def _on_node_add(self, node: dict[str, Any]) -> None:
         self.cache.add_node(node)
@@ -106,7 +165,9 @@ class EventHandlersMixin(SchedulerBase):
 
     def _on_node_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         self.cache.update_node(new)
-        action = _node_update_action(old, new)
+        action = _node_update_action(
+            old, new, declared_features=self.config.release.has(NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE)
+        )
         if action:
             self.queue.move_all_to_active_or_backoff(ClusterEvent(EventResource.NODE, action), old, new)
 
@@ -134,7 +195,8 @@ class EventHandlersMixin(SchedulerBase):
 
     def on_pod_update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         start = time.perf_counter()
-        self._observe(self._on_pod_update(old, new), start)
+        for label in self._on_pod_update(old, new):
+            self._observe(label, start)
 
     def on_pod_delete(self, pod: dict[str, Any]) -> None:
         start = time.perf_counter()
@@ -162,24 +224,11 @@ class EventHandlersMixin(SchedulerBase):
         verb = "Add" if action == ActionType.ADD else "Delete" if action == ActionType.DELETE else "Update"
         self._observe(f"{kind}{verb}", start)
 
-def _pod_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:
-    if old is None:
-        return ActionType.UPDATE_OTHER
-    action = ActionType(0)
-    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
-    os_, ns = old.get("spec") or {}, new.get("spec") or {}
-    if om.get("labels") != nm.get("labels"):
-        action |= ActionType.UPDATE_POD_LABEL
-    if os_.get("tolerations") != ns.get("tolerations"):
-        action |= ActionType.UPDATE_POD_TOLERATION
-    if os_.get("schedulingGates") and not ns.get("schedulingGates"):
-        action |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-    if os_.get("containers") != ns.get("containers") or os_.get("resources") != ns.get("resources"):
-        action |= ActionType.UPDATE_POD_SCALE_DOWN
-    return action or ActionType.UPDATE_OTHER
-
-
-def _node_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> ActionType:
+def _node_update_action(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any], *, declared_features: bool = False
+) -> ActionType:
+    """Upstream ``NodeSchedulingPropertiesChange``; ``declared_features``: the NodeDeclaredFeatures
+    gate is on (from v1.36), which adds ``extractNodeFeaturesChange``."""
     if old is None:
         return ActionType.UPDATE_OTHER
     action = ActionType(0)
@@ -196,4 +245,6 @@ def _node_update_action(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -
         action |= ActionType.UPDATE_NODE_TAINT
     if ost.get("conditions") != nst.get("conditions"):
         action |= ActionType.UPDATE_NODE_CONDITION
+    if declared_features and (ost.get("declaredFeatures") or []) != (nst.get("declaredFeatures") or []):
+        action |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return action

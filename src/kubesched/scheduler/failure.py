@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.config.releases import FAILURE_HANDLER_RECREATED_POD, FAILURE_HANDLER_REPORTS_CACHED_POD
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import (
@@ -38,6 +39,10 @@ def truncate_message(msg: str) -> str:
 
 class _NoNodes(Exception):
     """The snapshot has no node: the pod waits, logged as "no nodes are registered", not as an error."""
+
+
+def _uid(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("uid") or "")
 
 
 def _generation(pod: Mapping[str, Any]) -> int:
@@ -74,10 +79,12 @@ class FailureHandlingMixin(SchedulerBase):
         self, fw: Framework, qpi: QueuedPodInfo, status: Status, nominating: NominatingInfo | None, start: float
     ) -> None:
         pi = qpi.pod_info
-        # The generation of the pod this cycle scheduled (read before the informer's copy replaces
-        # it below): upstream's condition carries CalculatePodConditionObservedGeneration(pod),
-        # which is pod.Generation since PodObservedGenerationTracking went GA (v1.35, locked).
-        generation = _generation(pi.pod)
+        release = self.config.release
+        # The pod this cycle scheduled, before the informer's copy replaces it below: v1.35's
+        # event and condition are about it (its generation is the condition's observedGeneration,
+        # CalculatePodConditionObservedGeneration, pod.Generation since PodObservedGenerationTracking
+        # went GA); v1.36+ reports the informer's copy.
+        attempted = qpi.attempted_pod if qpi.attempted_pod is not None else pi.pod
         rejected = status.is_rejected()
         reason = "Unschedulable" if rejected else "SchedulerError"
         self.stats.failed(rejected)
@@ -109,6 +116,11 @@ class FailureHandlingMixin(SchedulerBase):
             log.info("pod %s has been assigned to node; abort adding it back to queue", pi.key)
             self.queue.done(pi.uid)
         else:
+            if release.has(FAILURE_HANDLER_RECREATED_POD) and _uid(cached) != pi.uid:
+                log.debug("pod %s was recreated while handling scheduling failure (old UID %s, new UID %s); "
+                          "skip requeueing and status updates", pi.key, pi.uid, _uid(cached))
+                self.queue.done(pi.uid)
+                return
             if cached is not pi.pod:
                 pi.update(cached)
             self.queue.add_unschedulable_if_not_present(qpi, error=not rejected)
@@ -116,8 +128,10 @@ class FailureHandlingMixin(SchedulerBase):
         if nominating is not None and nominating.mode == NominatingMode.OVERRIDE:
             self.queue.add_nominated_pod(pi, nominating.nominated_node_name)
         note = truncate_message(msg)
-        self.cluster.record_event(pi.pod, None, "Warning", "FailedScheduling", "Scheduling", note, fw.profile_name)
+        reported = pi.pod if release.has(FAILURE_HANDLER_REPORTS_CACHED_POD) else attempted
+        self.cluster.record_event(reported, None, "Warning", "FailedScheduling", "Scheduling", note, fw.profile_name)
         condition: dict[str, Any] = {"type": "PodScheduled", "status": "False", "reason": reason, "message": msg}
+        generation = _generation(reported)
         if generation:  # Go's omitempty: 0 (no generation) is left out
             condition["observedGeneration"] = generation
         patch: dict[str, Any] = {"conditions": [condition]}

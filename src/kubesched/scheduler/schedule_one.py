@@ -69,6 +69,7 @@ class ScheduleOneMixin(BindingCycleMixin):
             if qpi is None:
                 return False
         pi = qpi.pod_info
+        qpi.attempted_pod = pi.pod
         fw = self.frameworks.get(pi.scheduler_name)
         if fw is None:
             log.error("no profile for scheduler name %s; pod %s dropped", pi.scheduler_name, pi.key)

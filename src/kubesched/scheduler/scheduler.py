@@ -65,6 +65,7 @@ class Scheduler(EventHandlersMixin, ScheduleOneMixin):
             pod_initial_backoff=float(config.pod_initial_backoff_seconds),
             pod_max_backoff=float(config.pod_max_backoff_seconds),
             metrics=self.metrics,
+            release=config.release,
         )
         self._bound_uids: set[str] = set()
         self._lock = threading.Lock()

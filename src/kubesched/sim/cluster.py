@@ -211,6 +211,21 @@ class SimCluster:
             raise BindConflictError(f'pods "{pod["metadata"]["name"]}" not found')
         self._remove_pod(pod, reason or "Deleted")
 
+    def update_pod(self, pod: Mapping[str, Any]) -> None:
+        """Replace a pod (an update through the API, such as a toleration added). As the API server
+        does for a pod (PodObservedGenerationTracking), a changed spec raises the generation, when
+        the pod has one."""
+        key = _key(pod)
+        cur = self.pods.get(key)
+        if cur is None:
+            raise BindConflictError(f'pods "{pod["metadata"]["name"]}" not found')
+        new = copy.deepcopy(dict(pod))
+        generation = (cur.get("metadata") or {}).get("generation")
+        if isinstance(generation, int) and new.get("spec") != cur.get("spec"):
+            new.setdefault("metadata", {})["generation"] = generation + 1
+        self.pods[key] = new
+        self._s.on_pod_update(cur, new)
+
     def patch_pod_metadata(
         self,
         pod: Mapping[str, Any],
@@ -243,6 +258,9 @@ class SimCluster:
             return
         status = dict(cur.get("status") or {})
         for cond in patch.get("conditions") or []:
+            old = next((c for c in status.get("conditions") or [] if c.get("type") == cond.get("type")), None)
+            if old is not None and all(old.get(k) == cond.get(k) for k in ("status", "reason", "message")):
+                continue  # podutil.UpdatePodCondition: unchanged (the generation is not compared)
             conds = [c for c in status.get("conditions") or [] if c.get("type") != cond.get("type")]
             conds.append(dict(cond))
             status["conditions"] = conds

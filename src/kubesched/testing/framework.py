@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.config.load import load_config
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.cycle_state import CycleState
@@ -150,7 +151,11 @@ class TestFramework:
 
 
 def _profile_config(
-    plugins: Sequence[Any], args: Mapping[str, Any] | None, scheduler_name: str, registry: Registry
+    plugins: Sequence[Any],
+    args: Mapping[str, Any] | None,
+    scheduler_name: str,
+    registry: Registry,
+    release: Release,
 ) -> KubeSchedulerConfiguration:
     names: list[str] = []
     for p in plugins:
@@ -173,7 +178,7 @@ def _profile_config(
             }
         ],
     }
-    return load_config(raw, args_types=registry.args_types())
+    return load_config(raw, args_types=registry.args_types(), release=release)
 
 
 def new_framework(
@@ -188,6 +193,7 @@ def new_framework(
     profile: str | None = None,
     registry: Registry | None = None,
     seed: int = 0,
+    release: Release | None = None,
 ) -> TestFramework:
     """Build a framework from plugin classes/factories (or names), or from a whole configuration.
 
@@ -195,14 +201,18 @@ def new_framework(
     plugins, a KubeSchedulerConfiguration, a config dict, or a config file path. PrioritySort and
     DefaultBinder are added for you. ``args``: plugin name -> args dict. ``pods`` with
     ``spec.nodeName`` are bound; others are queued. ``objects``: any other kinds (Namespaces, ...).
+    ``release``: the kube-scheduler release to behave as (``--emulated-version``; default
+    :data:`~kubesched.config.releases.DEFAULT_RELEASE`); a KubeSchedulerConfiguration passed in
+    keeps the release it was loaded for.
     """
     reg = registry.copy() if registry is not None else default_registry(entry_points=False)
+    rel = release or DEFAULT_RELEASE
     if isinstance(plugins, KubeSchedulerConfiguration):
         config = plugins
     elif isinstance(plugins, Mapping | str):
-        config = load_config(plugins, args_types=reg.args_types())
+        config = load_config(plugins, args_types=reg.args_types(), release=rel)
     else:
-        config = _profile_config(plugins, args, profile or "default-scheduler", reg)
+        config = _profile_config(plugins, args, profile or "default-scheduler", reg, rel)
     sim = new_simulation(config, reg, start=start, seed=seed, clock=clock)
     cluster = sim.cluster
     for o in objects:

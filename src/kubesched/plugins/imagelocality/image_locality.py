@@ -1,13 +1,18 @@
 """ImageLocality: favours nodes that already hold the pod's images
-(upstream ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go``, v1.35).
+(upstream ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go``, v1.35.4, v1.36.3, v1.37.2).
 
 Each image the node has scores its size scaled by its spread (the fraction of nodes holding it),
 to avoid piling pods onto the few nodes with a large image. The sum is clamped to
-[23 MiB, 1000 MiB x number of containers] and mapped linearly onto 0..100.
+[23 MiB, 1000 MiB x number of images] and mapped linearly onto 0..100.
 
-Images are those of init containers, containers and, since v1.34
-(kubernetes/kubernetes#130231), image volumes; as in v1.35 the image volumes add to the sum but
-not to the container count of the upper threshold (fixed upstream later by #138951).
+What counts as the pod's images depends on the release:
+
+- v1.35: the images of init containers and containers; image volumes are ignored.
+- v1.36 (:data:`~kubesched.config.releases.IMAGE_LOCALITY_IMAGE_VOLUMES`, kubernetes#130231): the
+  images of image volumes (``spec.volumes[].image.reference``) add to the sum too, but the upper
+  threshold still counts containers only, so a volume image outweighs the same image in a container.
+- v1.37 (:data:`~kubesched.config.releases.IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD`, kubernetes#138951):
+  every image volume also raises the threshold, as a container does.
 
 The per-cycle image counts come from :class:`ImageStateIndex`, refreshed once per scheduling cycle
 (memoised in the CycleState) from the snapshot the handle serves.
@@ -20,6 +25,11 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.config.releases import (
+    DEFAULT_RELEASE,
+    IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD,
+    IMAGE_LOCALITY_IMAGE_VOLUMES,
+)
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Handle
 from kubesched.framework.snapshot import Snapshot
@@ -33,11 +43,13 @@ from .image_states import ImageStateIndex
 MB = 1024 * 1024
 #: The score is 0 below this sum of scaled image sizes.
 MIN_THRESHOLD = 23 * MB
-#: Per container: the score is 100 above this times the number of containers.
+#: Per image: the score is 100 above this times the image count (containers; from v1.37 image volumes too).
 MAX_CONTAINER_THRESHOLD = 1000 * MB
 
 _STATE_KEY = "Score" + names.IMAGE_LOCALITY
 _POD_CACHE_KEY = names.IMAGE_LOCALITY + "/images"
+#: One memo per way of reading the pod (see :func:`pod_images`).
+_POD_CACHE_KEYS = {(v, c): f"{_POD_CACHE_KEY}/{int(v)}{int(c)}" for v in (False, True) for c in (False, True)}
 
 
 def normalized_image_name(name: str) -> str:
@@ -47,19 +59,26 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-def pod_images(pod: PodInfo) -> tuple[list[str], int]:
-    """(normalised image references, number of containers), parsed once per pod."""
-    cached = pod.cache.get(_POD_CACHE_KEY)
+def pod_images(pod: PodInfo, *, volumes: bool = False, volumes_in_count: bool = False) -> tuple[list[str], int]:
+    """(normalised image references, the image count of the threshold), parsed once per pod.
+
+    ``volumes``: image volumes' references are among the images (v1.36+); ``volumes_in_count``:
+    each image volume also counts towards the threshold (v1.37+)."""
+    cache_key = _POD_CACHE_KEYS[volumes, volumes_in_count]
+    cached = pod.cache.get(cache_key)
     if cached is None:
         spec = pod.spec
         inits = [c for c in get_list(spec, "initContainers") if isinstance(c, Mapping)]
         containers = [c for c in get_list(spec, "containers") if isinstance(c, Mapping)]
         images = [normalized_image_name(str(c.get("image") or "")) for c in (*inits, *containers)]
-        for vol in get_list(spec, "volumes"):
-            image = vol.get("image") if isinstance(vol, Mapping) else None
-            if isinstance(image, Mapping):
-                images.append(normalized_image_name(str(image.get("reference") or "")))
-        cached = pod.cache[_POD_CACHE_KEY] = (images, len(inits) + len(containers))
+        count = len(images)
+        if volumes:
+            for vol in get_list(spec, "volumes"):
+                image = vol.get("image") if isinstance(vol, Mapping) else None
+                if isinstance(image, Mapping):
+                    images.append(normalized_image_name(str(image.get("reference") or "")))
+                    count += volumes_in_count
+        cached = pod.cache[cache_key] = (images, count)
     return cached
 
 
@@ -69,17 +88,25 @@ def scaled_image_score(size: int, num_nodes: int, total_num_nodes: int) -> int:
     return int(float(size) * spread)
 
 
-def calculate_priority(sum_scores: int, num_containers: int) -> int:
-    """Upstream ``calculatePriority``."""
-    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
-    sum_scores = max(MIN_THRESHOLD, min(sum_scores, max_threshold))
+def calculate_priority(sum_scores: int, image_count: int) -> int:
+    """Upstream ``calculatePriority``, clamping in Go's order: with no image (threshold 0, below
+    the minimum) a sum under the minimum scores 0 and any other 100, as upstream."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * image_count
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    # The numerator is 0 or has the denominator's sign, so floor division is Go's truncation.
     return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
 
-def calculate_priority_batch(sum_scores: npt.NDArray[np.int64], num_containers: int) -> npt.NDArray[np.int64]:
+def calculate_priority_batch(sum_scores: npt.NDArray[np.int64], image_count: int) -> npt.NDArray[np.int64]:
     """:func:`calculate_priority` on an array."""
-    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
-    clamped = np.clip(sum_scores, MIN_THRESHOLD, max_threshold)
+    max_threshold = MAX_CONTAINER_THRESHOLD * image_count
+    if max_threshold >= MIN_THRESHOLD:
+        clamped = np.clip(sum_scores, MIN_THRESHOLD, max_threshold)
+    else:
+        clamped = np.where(sum_scores < MIN_THRESHOLD, MIN_THRESHOLD, max_threshold)
     out: npt.NDArray[np.int64] = MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
     return out
 
@@ -101,6 +128,12 @@ class ImageLocality(BatchScorePlugin):
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.handle = handle
         self._index = ImageStateIndex()
+        release = handle.release if handle is not None else DEFAULT_RELEASE
+        self._volumes = release.has(IMAGE_LOCALITY_IMAGE_VOLUMES)
+        self._volumes_in_count = release.has(IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD)
+
+    def _pod_images(self, pod: PodInfo) -> tuple[list[str], int]:
+        return pod_images(pod, volumes=self._volumes, volumes_in_count=self._volumes_in_count)
 
     def _states(self, state: CycleState) -> ImageStateIndex:
         data = state.get(_STATE_KEY)
@@ -115,8 +148,8 @@ class ImageLocality(BatchScorePlugin):
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         index = self._states(state)
-        images, num_containers = pod_images(pod)
-        if num_containers == 0 or index.total_nodes == 0:
+        images, image_count = self._pod_images(pod)
+        if index.total_nodes == 0:
             return 0, None
         sizes = index.sizes(node_info.name)
         total = 0
@@ -124,14 +157,14 @@ class ImageLocality(BatchScorePlugin):
             size = sizes.get(image)
             if size is not None:
                 total += scaled_image_score(size, index.num_nodes(image), index.total_nodes)
-        return calculate_priority(total, num_containers), None
+        return calculate_priority(total, image_count), None
 
     def score_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> npt.NDArray[np.int64]:
         index = self._states(state)
-        images, num_containers = pod_images(pod)
-        if num_containers == 0 or index.total_nodes == 0:
+        images, image_count = self._pod_images(pod)
+        if index.total_nodes == 0:
             return np.zeros(len(indices), dtype=np.int64)
         total: npt.NDArray[np.int64] | None = None
         for image in images:
@@ -145,8 +178,8 @@ class ImageLocality(BatchScorePlugin):
             # int64(float64(size) * spread) truncates toward zero, as Go's conversion does.
             total += (sizes.astype(np.float64) * spread).astype(np.int64)
         if total is None:  # no node has any of the images: below the threshold everywhere
-            return np.full(len(indices), calculate_priority(0, num_containers), dtype=np.int64)
-        return calculate_priority_batch(total, num_containers)
+            return np.full(len(indices), calculate_priority(0, image_count), dtype=np.int64)
+        return calculate_priority_batch(total, image_count)
 
     def score_extensions(self) -> None:
         return None

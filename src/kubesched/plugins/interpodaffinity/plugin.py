@@ -16,6 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.config.plugin_args import InterPodAffinityArgs
+from kubesched.config.releases import (
+    DEFAULT_RELEASE,
+    HINTS_COUNT_NOMINATED_PODS,
+    INTER_POD_AFFINITY_HINT_ANY_TERM,
+    INTER_POD_AFFINITY_HINT_TARGET_AND_REVERSE,
+    SPLIT_POD_EVENTS,
+    V1_36,
+    Release,
+)
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import (
@@ -32,7 +41,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.lazy_state import filter_by_batch_mask
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult, pod_uid
 from kubesched.plugins import names
 from kubesched.plugins.jsonview import as_pod_info, get_obj
 
@@ -103,6 +112,7 @@ class InterPodAffinity(
         if errs:
             raise ValueError("; ".join(str(e) for e in errs))
         self.handle = handle
+        self.release = handle.release if handle is not None else DEFAULT_RELEASE
         self._filter_memo: NodeMemo[NodeContribution] = NodeMemo()
         self._score_memo: NodeMemo[ScoreContribution] = NodeMemo()
         # The batch forms' per-row counts, kept across cycles (batch.py).
@@ -277,11 +287,28 @@ class InterPodAffinity(
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Node updates: QueueingHints are on in v1.35, so the preCheck workaround of also
         # registering UpdateNodeTaint is gone.
+        release = self.release
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        if release.has(SPLIT_POD_EVENTS):
+            pod_events = [
+                ClusterEventWithHint(
+                    ClusterEvent(EventResource.ASSIGNED_POD, pod_actions),
+                    lambda pod, old, new: is_schedulable_after_assigned_pod_change(pod, old, new, release),
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
+                    is_schedulable_after_target_pod_update_label,
+                ),
+            ]
+        else:
+            pod_events = [
+                ClusterEventWithHint(
+                    ClusterEvent(EventResource.POD, pod_actions),
+                    lambda pod, old, new: is_schedulable_after_pod_change(pod, old, new, release),
+                )
+            ]
         return [
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-                is_schedulable_after_pod_change,
-            ),
+            *pod_events,
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
                 is_schedulable_after_node_change,
@@ -313,14 +340,56 @@ def _labels(obj: object) -> Mapping[str, str]:
     return cast("Mapping[str, str]", labels) if isinstance(labels, Mapping) else {}
 
 
-def is_schedulable_after_pod_change(pod: JSONObj, old: object, new: object) -> QueueingHint:
-    """An assigned pod was added, relabelled or deleted: does it matter to ``pod``'s terms?"""
+def _placed(p: PodInfo, release: Release) -> bool:
+    """Whether a changed pod counts for the pending pod's terms: assigned, or from v1.36
+    (``HintsCountNominatedPods``) nominated, as scheduling counts nominated pods."""
+    if p.node_name:
+        return True
+    if not release.has(HINTS_COUNT_NOMINATED_PODS):
+        return False
+    status = p.pod.get("status")
+    return isinstance(status, Mapping) and bool(status.get("nominatedNodeName"))
+
+
+def _matches_terms(terms: Sequence[AffinityTerm], pod: PodInfo, release: Release) -> bool:
+    """v1.35/v1.36 ``podMatchesAllAffinityTerms``; v1.37 ``podMatchesAnyAffinityTerms``
+    (``InterPodAffinityHintAnyTerm``): one matching anti-affinity term is enough to block."""
+    if release.has(INTER_POD_AFFINITY_HINT_ANY_TERM):
+        return any(t.matches(pod, None) for t in terms)
+    return pod_matches_all_terms(terms, pod)
+
+
+def is_schedulable_after_pod_change(pod: JSONObj, old: object, new: object, release: Release = V1_36) -> QueueingHint:
+    """Upstream ``isSchedulableAfterPodChange`` (v1.35/v1.36; ``release`` defaults to its last
+    form, v1.36's): an assigned pod was added, relabelled or deleted, or the pending pod itself
+    relabelled. v1.37 splits it into :func:`is_schedulable_after_assigned_pod_change` and
+    :func:`is_schedulable_after_target_pod_update_label`."""
+    after, before = as_pod_info(new), as_pod_info(old)
+    if (
+        release.has(INTER_POD_AFFINITY_HINT_TARGET_AND_REVERSE)
+        and after is not None
+        and before is not None
+        and after.uid == pod_uid(pod)
+    ):
+        # The pending pod itself was relabelled: another pod's anti-affinity may no longer match it.
+        return QueueingHint.QUEUE
+    return is_schedulable_after_assigned_pod_change(pod, old, new, release)
+
+
+def is_schedulable_after_target_pod_update_label(pod: JSONObj, old: object, new: object) -> QueueingHint:
+    """v1.37 ``isSchedulableAfterTargetPodUpdateLabel``: the pending pod's own labels changed."""
+    return QueueingHint.QUEUE
+
+
+def is_schedulable_after_assigned_pod_change(
+    pod: JSONObj, old: object, new: object, release: Release
+) -> QueueingHint:
+    """v1.37 ``isSchedulableAfterAssignedPodChange`` (and the rest of the older
+    ``isSchedulableAfterPodChange``): does the added, relabelled or deleted pod matter to the
+    pending pod's required terms, or (from v1.36) did its own anti-affinity keep the pod out?"""
     target = PodInfo(dict(pod))
     after, before = as_pod_info(new), as_pod_info(old)
-    if after is not None and after.uid == target.uid:
-        # The pending pod itself was relabelled: it may now match its own affinity terms.
-        return QueueingHint.QUEUE
-    if (after is not None and not after.node_name) or (before is not None and not before.node_name):
+    if (after is not None and not _placed(after, release)) or (before is not None and not _placed(before, release)):
         return QueueingHint.QUEUE_SKIP
     terms = parse_pod_affinity_terms(target.namespace, target.affinity)
     if terms.error:
@@ -329,7 +398,7 @@ def is_schedulable_after_pod_change(pod: JSONObj, old: object, new: object) -> Q
     if after is not None and before is not None:
         if not pod_matches_all_terms(aff, before) and pod_matches_all_terms(aff, after):
             return QueueingHint.QUEUE
-        if pod_matches_all_terms(anti, before) and not pod_matches_all_terms(anti, after):
+        if _matches_terms(anti, before, release) and not _matches_terms(anti, after, release):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
     if after is not None:
@@ -337,15 +406,17 @@ def is_schedulable_after_pod_change(pod: JSONObj, old: object, new: object) -> Q
     if before is None:
         return QueueingHint.QUEUE
     deleted = before
-    if pod_matches_all_terms(anti, deleted):
+    if _matches_terms(anti, deleted, release):
         return QueueingHint.QUEUE
-    # The deleted pod's own anti-affinity may have been what kept ``pod`` out (kubernetes#134393).
-    # Its namespace selector would need the target namespace's labels, so count any selector as a match.
-    for t in pod_affinity_terms(deleted).required_anti_affinity:
-        if (target.namespace in t.namespaces or not t.namespace_selector.nothing) and t.selector.matches(
-            target.labels
-        ):
-            return QueueingHint.QUEUE
+    if not release.has(INTER_POD_AFFINITY_HINT_TARGET_AND_REVERSE):
+        return QueueingHint.QUEUE_SKIP
+    # The deleted pod's own anti-affinity may have been what kept ``pod`` out (kubernetes#135394);
+    # upstream matches its terms with no namespace labels (fwk.GetAffinityTerms, Matches(pod, nil)).
+    deleted_terms = pod_affinity_terms(deleted)
+    if deleted_terms.error:
+        return QueueingHint.QUEUE
+    if _matches_terms(deleted_terms.required_anti_affinity, target, release):
+        return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 
 

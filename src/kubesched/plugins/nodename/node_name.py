@@ -1,5 +1,13 @@
 """NodeName: a pod with ``spec.nodeName`` fits only that node
-(upstream ``pkg/scheduler/framework/plugins/nodename/node_name.go``)."""
+(upstream ``pkg/scheduler/framework/plugins/nodename/node_name.go``, v1.35.4 and v1.37.2).
+
+From v1.37 (:data:`~kubesched.config.releases.NODE_NAME_PRE_FILTER`) it also has a PreFilter that
+narrows such a pod to its node, so the other nodes are not filtered at all: they read
+``node(s) didn't satisfy plugin(s) [NodeName]`` and are no preemption candidates. Which extension
+points a plugin has is decided by the methods it has (``isinstance`` against the Protocols of
+kubesched.framework.interfaces), so a v1.35/v1.36 NodeName must not even define ``pre_filter``:
+constructing :class:`NodeName` with a v1.37 handle builds a :class:`NodeNameWithPreFilter`.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.config.releases import NODE_NAME_PRE_FILTER
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle, PreFilterPlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
 #: Upstream ``ErrReason``.
@@ -28,6 +37,12 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
 class NodeName(EnqueueExtensions, BatchFilterPlugin):
     name = names.NODE_NAME
     args_type = None
+
+    def __new__(cls, args: object = None, handle: Handle | None = None) -> NodeName:
+        # The registry's factory is this class; the release picks which class it builds.
+        if cls is NodeName and handle is not None and handle.release.has(NODE_NAME_PRE_FILTER):
+            return super().__new__(NodeNameWithPreFilter)
+        return super().__new__(cls)
 
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
@@ -48,3 +63,18 @@ class NodeName(EnqueueExtensions, BatchFilterPlugin):
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # No hint: a new node is always worth a retry (upstream registers Node/Add only).
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]
+
+
+class NodeNameWithPreFilter(NodeName, PreFilterPlugin):
+    """NodeName as of v1.37: the PreFilter narrows a pod with ``spec.nodeName`` to that node
+    (upstream's case: an assigned pod scheduled again, e.g. for a deferred resize)."""
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if pod.node_name:
+            return PreFilterResult({pod.node_name}), None
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None

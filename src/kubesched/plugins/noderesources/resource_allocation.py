@@ -2,7 +2,9 @@
 (upstream ``pkg/scheduler/framework/plugins/noderesources/resource_allocation.go``).
 
 For every configured resource it pairs the node's allocatable with what would be requested once
-the pod is placed, then hands both lists to a strategy. NodeResourcesFit counts cpu and memory with
+the pod is placed, then hands both lists to a strategy (BalancedAllocation since v1.36 also wants
+what the node's pods request without the pod: :meth:`ResourceAllocationScorer.node_allocatable_request`
+and :meth:`ResourceAllocationScorer.dense_node_columns`). NodeResourcesFit counts cpu and memory with
 the scheduler's non-zero defaults (``NonZeroRequested`` plus the pod's non-zero request);
 BalancedAllocation uses the real requests. An extended (scalar) resource the pod does not request
 is left out, as is any resource the node has none of.
@@ -100,6 +102,25 @@ class ResourceAllocationScorer:
             return alloc.scalar_resources[resource], ni.requested.scalar_resources.get(resource, 0) + pod_request
         return 0, 0
 
+    def node_allocatable_request(
+        self, ni: NodeInfo, pod_requests: Sequence[int]
+    ) -> tuple[list[int], list[int], list[int]]:
+        """``calculateNodeAllocatableRequest`` (v1.36+): (requested with the pod, requested by the
+        node's pods alone, allocatable) per resource; all three 0 where the resource is skipped."""
+        if not self.resources:
+            raise ResourcesNotFoundError()
+        n = len(self.resources)
+        requested, allocated, allocatable = [0] * n, [0] * n, [0] * n
+        for i, r in enumerate(self.resources):
+            pr = pod_requests[i]
+            a, q = self.allocatable_requested(ni, r.name, pr)
+            if a == 0:
+                continue
+            allocatable[i] = a
+            requested[i] = q
+            allocated[i] = q - pr
+        return requested, allocated, allocatable
+
     def score(self, ni: NodeInfo, pod_requests: Sequence[int]) -> int:
         if not self.resources:
             raise ResourcesNotFoundError()
@@ -127,21 +148,11 @@ class ResourceAllocationScorer:
             pr = pod_requests[i]
             if pr == 0 and is_scalar_resource_name(r.name):
                 continue
-            if r.name == CPU:
-                a = table.alloc_cpu[indices]
-                q = (table.req_cpu if self.use_requested else table.nz_cpu)[indices] + pr
-            elif r.name == MEMORY:
-                a = table.alloc_mem[indices]
-                q = (table.req_mem if self.use_requested else table.nz_mem)[indices] + pr
-            elif r.name == EPHEMERAL_STORAGE:
-                a = table.alloc_eph[indices]
-                q = table.req_eph[indices] + pr
-            elif is_scalar_resource_name(r.name):
-                a_col, q_col = table.scalar(r.name)
-                a = a_col[indices]
-                q = q_col[indices] + pr
-            else:
+            col = self._table_columns(table, r.name)
+            if col is None:
                 continue
+            a = col[0][indices]
+            q = col[1][indices] + pr
             present = a != 0
             alloc[i] = np.where(present, a, 0)
             req[i] = np.where(present, q, 0)
@@ -162,32 +173,46 @@ class ResourceAllocationScorer:
     ) -> list[tuple[I64, I64, int]] | None:
         """(requested, allocatable, weight) of the resources every node includes, or None when some
         resource is allocatable on some of the nodes only (then the general form decides)."""
+        dense = self.dense_node_columns(table, indices, pod_requests)
+        if dense is None:
+            return None
+        return [(q + pr, a, w) for q, a, pr, w in dense]
+
+    def dense_node_columns(
+        self, table: NodeTable, indices: npt.NDArray[np.intp], pod_requests: Sequence[int]
+    ) -> list[tuple[I64, I64, int, int]] | None:
+        """:meth:`dense_columns` with the request split: (requested by the node's pods,
+        allocatable, the pod's request, weight) per included resource."""
         if not self.resources:
             raise ResourcesNotFoundError()
-        out: list[tuple[I64, I64, int]] = []
+        out: list[tuple[I64, I64, int, int]] = []
         for i, r in enumerate(self.resources):
             pr = pod_requests[i]
             if pr == 0 and is_scalar_resource_name(r.name):
                 continue
-            if r.name == CPU:
-                a = table.alloc_cpu
-                q = table.req_cpu if self.use_requested else table.nz_cpu
-            elif r.name == MEMORY:
-                a = table.alloc_mem
-                q = table.req_mem if self.use_requested else table.nz_mem
-            elif r.name == EPHEMERAL_STORAGE:
-                a, q = table.alloc_eph, table.req_eph
-            elif is_scalar_resource_name(r.name):
-                a, q = table.scalar(r.name)
-            else:
+            col = self._table_columns(table, r.name)
+            if col is None:
                 continue
-            a = a[indices]
+            a = col[0][indices]
             if not a.all():
                 if a.any():
                     return None
                 continue  # no node has it: left out everywhere
-            out.append((q[indices] + pr, a, r.weight))
+            out.append((col[1][indices], a, pr, r.weight))
         return out
+
+    def _table_columns(self, table: NodeTable, resource: str) -> tuple[I64, I64] | None:
+        """(allocatable, requested by the node's pods) over the whole table, as
+        ``calculateResourceAllocatableRequest`` picks them; None: the resource is never scored."""
+        if resource == CPU:
+            return table.alloc_cpu, table.req_cpu if self.use_requested else table.nz_cpu
+        if resource == MEMORY:
+            return table.alloc_mem, table.req_mem if self.use_requested else table.nz_mem
+        if resource == EPHEMERAL_STORAGE:
+            return table.alloc_eph, table.req_eph
+        if is_scalar_resource_name(resource):
+            return table.scalar(resource)
+        return None
 
 
 # ------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from kubesched.api.errors import InvalidObjectError
 from kubesched.config.plugin_args import PodTopologySpreadArgs
+from kubesched.config.releases import DEFAULT_RELEASE, HINTS_COUNT_NOMINATED_PODS, SPLIT_POD_EVENTS
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import (
@@ -83,6 +84,10 @@ class PodTopologySpread(
         if errs:
             raise ValueError("; ".join(str(e) for e in errs))
         self.handle = handle
+        #: From v1.36 a pod with a nominated node counts in the hints like an assigned one.
+        release = handle.release if handle is not None else DEFAULT_RELEASE
+        self._hints_count_nominated = release.has(HINTS_COUNT_NOMINATED_PODS)
+        self._split_pod_events = release.has(SPLIT_POD_EVENTS)
         self.memo = MatchCountMemo()
         #: Per-row match counts for the batch Filter, kept across cycles (batch.py).
         self._counts = MatchCountIndex()
@@ -254,18 +259,65 @@ class PodTopologySpread(
             ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
         )
         node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        node_event = ClusterEventWithHint(
+            ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_change
+        )
+        if self._split_pod_events:
+            # v1.37: assigned pods' changes and the pending pod's own, each with its hint.
+            assigned = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+            target = ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(EventResource.ASSIGNED_POD, assigned), self.is_schedulable_after_assigned_pod_change
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(EventResource.TARGET_POD, target), self.is_schedulable_after_target_pod_change
+                ),
+                node_event,
+            ]
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_change),
+            node_event,
         ]
 
     def _hard_constraints(self, pod: PodInfo) -> list[TopologySpreadConstraint]:
         return self.constraints(pod, DO_NOT_SCHEDULE, WorkloadIndex(self.handle))
 
+    def _involved(self, changed: PodInfo, target: PodInfo, *, same_pod: bool) -> bool:
+        """``involvedInTopologySpreading``: the pending pod itself (before v1.37, where it has its
+        own TargetPod hint), or a pod of its namespace that is assigned or (from v1.36) nominated."""
+        if same_pod and changed.uid == target.uid:
+            return True
+        if not changed.node_name and not (self._hints_count_nominated and _nominated(changed)):
+            return False
+        return changed.namespace == target.namespace
+
+    def is_schedulable_after_assigned_pod_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
+        """v1.37 ``isSchedulableAfterAssignedPodChange``: the pending pod itself is not involved."""
+        return self._after_pod_change(pod, old, new, same_pod=False)
+
+    def is_schedulable_after_target_pod_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
+        """v1.37 ``isSchedulableAfterTargetPodChange``: a new toleration (with a Honor constraint)
+        or a label change that flips a constraint's selector."""
+        before, after = as_pod_info(old), as_pod_info(new)
+        if before is None or after is None:
+            return QueueingHint.QUEUE
+        try:
+            constraints = self._hard_constraints(PodInfo(dict(pod)))
+        except ConstraintsError:
+            return QueueingHint.QUEUE
+        if after.tolerations != before.tolerations and any(c.node_taints_policy == HONOR for c in constraints):
+            return QueueingHint.QUEUE
+        return _after_label_change(before, after, constraints)
+
     def is_schedulable_after_pod_change(self, pod: JSONObj, old: object, new: object) -> QueueingHint:
+        """v1.35/v1.36 ``isSchedulableAfterPodChange`` (the pending pod's own updates included)."""
+        return self._after_pod_change(pod, old, new, same_pod=True)
+
+    def _after_pod_change(self, pod: JSONObj, old: object, new: object, *, same_pod: bool) -> QueueingHint:
         target = PodInfo(dict(pod))
         before, after = as_pod_info(old), as_pod_info(new)
-        if any(p is not None and not _involved(p, target) for p in (after, before)):
+        if any(p is not None and not self._involved(p, target, same_pod=same_pod) for p in (after, before)):
             return QueueingHint.QUEUE_SKIP
         try:
             constraints = self._hard_constraints(target)
@@ -273,17 +325,13 @@ class PodTopologySpread(
             return QueueingHint.QUEUE
         if before is not None and after is not None:
             if (
-                after.uid == target.uid
+                same_pod
+                and after.uid == target.uid
                 and after.tolerations != before.tolerations
                 and any(c.node_taints_policy == HONOR for c in constraints)
             ):
                 return QueueingHint.QUEUE
-            if dict(after.labels) == dict(before.labels):
-                return QueueingHint.QUEUE_SKIP
-            for c in constraints:
-                if c.selector.matches(before.labels) != c.selector.matches(after.labels):
-                    return QueueingHint.QUEUE
-            return QueueingHint.QUEUE_SKIP
+            return _after_label_change(before, after, constraints)
         changed = after if after is not None else before
         if changed is not None and any(c.selector.matches(changed.labels) for c in constraints):
             return QueueingHint.QUEUE
@@ -311,9 +359,21 @@ class PodTopologySpread(
         return QueueingHint.QUEUE if old_match else QueueingHint.QUEUE_SKIP
 
 
-def _involved(changed: PodInfo, target: PodInfo) -> bool:
-    """``involvedInTopologySpreading``: the pending pod itself, or an assigned pod of its namespace."""
-    return changed.uid == target.uid or (bool(changed.node_name) and changed.namespace == target.namespace)
+def _nominated(p: PodInfo) -> bool:
+    status = p.pod.get("status")
+    return isinstance(status, Mapping) and bool(status.get("nominatedNodeName"))
+
+
+def _after_label_change(
+    before: PodInfo, after: PodInfo, constraints: Sequence[TopologySpreadConstraint]
+) -> QueueingHint:
+    """``isSchedulableAfterPodLabelChange``: Queue when a constraint's selector matches one side only."""
+    if dict(after.labels) == dict(before.labels):
+        return QueueingHint.QUEUE_SKIP
+    for c in constraints:
+        if c.selector.matches(before.labels) != c.selector.matches(after.labels):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def _labels(obj: object) -> Mapping[str, str]:
