@@ -18,6 +18,12 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString as _float_to_go_string
 
+from kubesched.config.releases import (
+    DEFAULT_RELEASE,
+    POD_SCHEDULED_AFTER_FLUSH_METRIC,
+    QUEUED_ENTITIES_METRICS,
+    Release,
+)
 from kubesched.framework.status import Status
 
 
@@ -200,9 +206,11 @@ class SchedulerMetrics:
         *,
         legacy: bool = False,
         plugin_metrics_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
+        release: Release = DEFAULT_RELEASE,
     ) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        self.release = release
         #: Upstream's ``WithPluginMetricsSamplePercent`` (tests set 100 to time every cycle).
         self.plugin_metrics_sample_percent = plugin_metrics_sample_percent
         # Its own generator: drawing from the scheduler's seeded one would change tie-breaks.
@@ -322,6 +330,38 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        # The families a release added (pkg/scheduler/metrics/metrics.go at v1.36.3 and v1.37.2).
+        self.pod_scheduled_after_flush: Counter | None = None
+        if release.has(POD_SCHEDULED_AFTER_FLUSH_METRIC):
+            self.pod_scheduled_after_flush = Counter(
+                "scheduler_pod_scheduled_after_flush",
+                "Number of pods that were successfully scheduled after being flushed from unschedulableEntities "
+                "due to timeout. This metric helps detect potential queueing hint misconfigurations or event "
+                "handling issues.",
+                registry=r,
+            )
+        self.queued_entities: Gauge | None = None
+        self.queue_incoming_entities: Counter | None = None
+        if release.has(QUEUED_ENTITIES_METRICS):
+            self.queued_entities = Gauge(
+                "scheduler_queued_entities",
+                "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that "
+                "are not members of any podgroup) by the queue type. 'active' means number of entities in activeQ; "
+                "'backoff' means number of entities in backoffQ; 'unschedulable' means number of entities in "
+                "unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number "
+                "of unschedulable entities that the scheduler never attempted to schedule because they are gated.",
+                ["queue", "type"],
+                registry=r,
+            )
+            self.queue_incoming_entities = Counter(
+                "scheduler_queue_incoming_entities",
+                "Number of scheduling entities added to scheduling queues by event, queue type, and entity type. "
+                "Entity types are either 'pod' (for individual pods that are not members of any podgroup) or "
+                "'podgroup'.",
+                ["queue", "event", "type"],
+                registry=r,
+            )
+
         # --legacy-metrics: kube-scheduler v1.14's deprecated microsecond histograms
         # (pkg/scheduler/metrics/metrics.go at v1.14.10: DeprecatedE2eSchedulingLatency and
         # DeprecatedBindingLatency, ExponentialBuckets(1000, 2, 15), no labels), removed in v1.15+.
@@ -379,6 +419,13 @@ class SchedulerMetrics:
 
     def queue_incoming(self, queue: str, event: str) -> None:
         self._child(self.queue_incoming_pods, queue, event).inc()
+        if self.queue_incoming_entities is not None:
+            # Every kubesched entity is a pod outside any pod group (no Workload API yet).
+            self._child(self.queue_incoming_entities, queue, event, "pod").inc()
+
+    def observe_scheduled_after_flush(self) -> None:
+        if self.pod_scheduled_after_flush is not None:
+            self.pod_scheduled_after_flush.inc()
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
         self._child(self.schedule_attempts, result, profile).inc()
@@ -402,6 +449,8 @@ class SchedulerMetrics:
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():
             self.pending_pods.labels(queue).set(n)
+            if self.queued_entities is not None:
+                self.queued_entities.labels(queue, "pod").set(n)
 
     def observe_event_handling(self, event: str, seconds: float) -> None:
         self._child(self.event_handling_duration, event).observe(seconds)

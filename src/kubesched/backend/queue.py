@@ -253,6 +253,8 @@ class SchedulingQueue:
         if not status.is_success():
             qpi.gating_plugin = status.plugin or "PreEnqueue"
             qpi.last_failure = status.message()
+            # A gated pod is never attempted: a flush that woke it must not count for it later.
+            qpi.was_flushed_from_unschedulable = False
             self._unschedulable[qpi.pod_info.uid] = (qpi, self.clock.now())
             self._inc("gated", event)
             return False
@@ -416,6 +418,7 @@ class SchedulingQueue:
                 self._trim_events()
                 return
             qpi.timestamp = self.clock.now()
+            qpi.was_flushed_from_unschedulable = False  # back after an attempt
             rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
             # Upstream counts every failure without a rejecting plugin as an error: it backs off
             # in the error queue, which is never popped early (else it would be retried at once,
@@ -503,6 +506,8 @@ class SchedulingQueue:
             ]
             for qpi in due:
                 del self._unschedulable[qpi.pod_info.uid]
+                # scheduler_pod_scheduled_after_flush_total counts it if this flush gets it bound.
+                qpi.was_flushed_from_unschedulable = True
                 self._requeue(qpi, _Strategy.AFTER_BACKOFF, str(UNSCHEDULABLE_TIMEOUT.label))
             if any(not q.gated for q, _ in self._unschedulable.values()):
                 self._arm_leftover_flush()

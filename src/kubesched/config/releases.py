@@ -162,6 +162,14 @@ FAILURE_HANDLER_REPORTS_CACHED_POD = Change(
     "scheduled",
     where="scheduler/failure.py",
 )
+POD_SCHEDULED_AFTER_FLUSH_METRIC = Change(
+    "PodScheduledAfterFlushMetric",
+    V1_36,
+    "pkg/scheduler/metrics/metrics.go, schedule_one.go bindingCycle (kubernetes#135126)",
+    "scheduler_pod_scheduled_after_flush_total counts pods bound after the 5-minute flush of the "
+    "unschedulable pods",
+    where="metrics.py, backend/queue.py (was_flushed_from_unschedulable), scheduler/binding_cycle.py",
+)
 DRA_FILTER_TIMEOUT_IS_ERROR = Change(
     "DRAFilterTimeoutIsError",
     V1_36,
@@ -217,6 +225,14 @@ NODE_DECLARED_FEATURE_VOLUME_BIND_MOUNT_OPTIONS = Change(
     "a pod whose volume mounts set bindMountOptions needs a node declaring VolumeBindMountOptions",
     where="plugins/nodedeclaredfeatures/features.py (the 1.37 registry)",
 )
+QUEUED_ENTITIES_METRICS = Change(
+    "QueuedEntitiesMetrics",
+    V1_37,
+    "pkg/scheduler/metrics/metrics.go (QueuedEntities, SchedulerQueueIncomingEntities)",
+    "scheduler_queued_entities{queue,type} and scheduler_queue_incoming_entities_total{queue,event,type} "
+    "count queued pods and pod groups next to scheduler_pending_pods and scheduler_queue_incoming_pods_total",
+    where="metrics.py (queued_entities, queue_incoming_entities: type 'pod')",
+)
 INTER_POD_AFFINITY_HINT_ANY_TERM = Change(
     "InterPodAffinityHintAnyTerm",
     V1_37,
@@ -260,6 +276,7 @@ CHANGES: tuple[Change, ...] = (
     INTER_POD_AFFINITY_HINT_TARGET_AND_REVERSE,
     FAILURE_HANDLER_RECREATED_POD,
     FAILURE_HANDLER_REPORTS_CACHED_POD,
+    POD_SCHEDULED_AFTER_FLUSH_METRIC,
     DRA_FILTER_TIMEOUT_IS_ERROR,
     NODE_NAME_BEFORE_NODE_UNSCHEDULABLE,
     NODE_NAME_PRE_FILTER,
@@ -267,6 +284,7 @@ CHANGES: tuple[Change, ...] = (
     NO_DRA_DEALLOCATE_REASON,
     NODE_DECLARED_FEATURE_VOLUME_BIND_MOUNT_OPTIONS,
     SPLIT_POD_EVENTS,
+    QUEUED_ENTITIES_METRICS,
     INTER_POD_AFFINITY_HINT_ANY_TERM,
     BIND_RETRIES,
     NOMINATOR_EMPTY_OVERRIDE_CLEARS,

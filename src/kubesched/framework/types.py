@@ -532,6 +532,10 @@ class QueuedPodInfo:
     #: while the attempt runs; upstream's cycle keeps the popped object, and v1.35's failure
     #: handler reports it (its generation is the condition's observedGeneration).
     attempted_pod: Obj | None = None
+    #: Moved out of the unschedulable pods by the 5-minute flush, not by an event, and not
+    #: attempted since (upstream ``WasFlushedFromUnschedulable``): a pod bound so points at a
+    #: queueing hint that missed its event.
+    was_flushed_from_unschedulable: bool = False
 
     @property
     def pod(self) -> Obj:

@@ -119,7 +119,7 @@ class SchedulerApp:
         self.options = options or RunOptions()
         self.registry = registry
         self.clock = RealClock()
-        self.metrics = SchedulerMetrics(legacy=self.options.legacy_metrics)
+        self.metrics = SchedulerMetrics(legacy=self.options.legacy_metrics, release=config.release)
         self.client_metrics = ClientMetrics(self.metrics.registry)
         register_process_metrics(self.metrics.registry)
         cc = config.client_connection

@@ -96,6 +96,10 @@ class BindingCycleMixin(FailureHandlingMixin):
         if self.metrics is not None:
             first = qpi.initial_attempt_timestamp
             self.metrics.observe_scheduled(qpi.attempts, (now - first) if first is not None else None)
+            if qpi.was_flushed_from_unschedulable:
+                log.debug("pod %s scheduled after flush from unschedulable pods (unschedulable plugins %s)",
+                          assumed.key, sorted(qpi.unschedulable_plugins))
+                self.metrics.observe_scheduled_after_flush()
         log.debug(
             "successfully bound pod %s to node %s (evaluated %d, feasible %d)",
             assumed.key,

@@ -46,7 +46,7 @@ class Scheduler(EventHandlersMixin, ScheduleOneMixin):
         self.clock = clock
         self.rng = random.Random(seed)
         self.tie_break = tie_break
-        self.metrics = metrics or SchedulerMetrics()
+        self.metrics = metrics or SchedulerMetrics(release=config.release)
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.stats = SchedulerStats()
