@@ -19,7 +19,7 @@
 #
 # Usage: scripts/controlplane.sh [--k8s-version vX.Y.Z] [--with-kwok] [--with-helm] [--force]
 #                                [--print-dir] [--list-versions]
-#   --k8s-version   the Kubernetes release to build: v1.35.4 (the default) or v1.37.2
+#   --k8s-version   the Kubernetes release to build: v1.37.2 (the default) or v1.35.4
 #   --with-kwok     also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running) and
 #                   write its default stages to kwok-stages.yaml (its --config)
 #   --with-helm     also build helm v3 (tests/e2e/test_chart.py: helm lint and helm template)
@@ -38,11 +38,11 @@ set -euo pipefail
 # cannot disturb a run in progress.
 {
 
-DEFAULT_K8S_VERSION=v1.35.4 # the release kubesched is faithful to; the e2e tests' control plane
+DEFAULT_K8S_VERSION=v1.37.2 # kubesched's default release (config/releases.py); the e2e tests' control plane
 # Every supported release (newest patch of its minor served by the Go module proxy) and the Go it
 # declares in its go.mod.
 declare -A K8S_GO=([v1.35.4]=1.25 [v1.37.2]=1.26)
-SUPPORTED=(v1.35.4 v1.37.2)
+SUPPORTED=(v1.37.2 v1.35.4)
 # etcd serves every release: v1.37.2 defaults to etcd 3.7.0 (hack/lib/etcd.sh) but supports any
 # external etcd from 3.5.24 (MinExternalEtcdVersion in cmd/kubeadm/app/constants/constants.go).
 ETCD_VERSION=v3.6.16        # newest v3.6 patch served (go.etcd.io/etcd/server/v3)

@@ -44,7 +44,7 @@ def test_the_trap_is_real() -> None:
 
 CONTROLPLANE = ROOT / "scripts" / "controlplane.sh"
 CI_CONTROLPLANE = ROOT / "scripts" / "ci-controlplane.sh"
-SUPPORTED = ["v1.35.4", "v1.37.2"]  # the default first
+SUPPORTED = ["v1.37.2", "v1.35.4"]  # the default first
 
 
 def _run(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -71,7 +71,7 @@ def test_controlplane_reads_the_release_from_the_environment(tmp_path: Path) -> 
     env = {**os.environ, "KUBESCHED_K8S_VERSION": "v1.34.0", "KUBESCHED_CONTROLPLANE_CACHE": str(tmp_path)}
     r = _run("bash", str(CONTROLPLANE), "--print-dir", env=env)
     assert r.returncode == 2
-    assert "unsupported Kubernetes version: 'v1.34.0' (supported: v1.35.4 v1.37.2)" in r.stderr
+    assert "unsupported Kubernetes version: 'v1.34.0' (supported: v1.37.2 v1.35.4)" in r.stderr
     assert list(tmp_path.iterdir()) == []
 
 

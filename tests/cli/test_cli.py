@@ -62,7 +62,7 @@ def test_simulate_json_shape(tmp_path: Path) -> None:
         # 16 CPUs exceed both nodes' allocatable: UnschedulableAndUnresolvable, so preemption has no
         # candidate (upstream preemption.go: "Preemption is not helpful for scheduling").
         "message": "0/2 nodes are available: 2 Insufficient cpu. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     }
 
 

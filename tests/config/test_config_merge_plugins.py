@@ -15,6 +15,7 @@ import yaml
 from kubesched.config import Plugins, default_plugins, merge_plugins
 from kubesched.config.args import decode_into
 from kubesched.config.errors import FieldError
+from kubesched.config.releases import V1_35
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "merge_plugins.yaml").read_text()
@@ -40,7 +41,7 @@ def test_merge_plugins(case: dict[str, Any]) -> None:
 def test_default_multi_point_v1_35() -> None:
     """getDefaultPlugins with v1.35's default gates: the removed cloud volume-limit plugins are
     gone and DynamicResources (DRA GA) sits before DefaultPreemption."""
-    got = [(p.name, p.weight) for p in default_plugins().multi_point.enabled]
+    got = [(p.name, p.weight) for p in default_plugins(release=V1_35).multi_point.enabled]
     assert got == [
         ("SchedulingGates", 0),
         ("PrioritySort", 0),

@@ -19,6 +19,7 @@ import httpx
 import pytest
 import yaml
 
+from kubesched.config.releases import DEFAULT_RELEASE
 from kubesched.kube.controlplane import ControlPlane, ControlPlaneError
 
 pytestmark = pytest.mark.controlplane
@@ -70,8 +71,9 @@ def test_readyz_and_version(control_plane: ControlPlane, admin: httpx.Client) ->
     assert ready.text.rstrip().endswith("readyz check passed")
 
     version = admin.get("/version").json()
-    assert (version["major"], version["minor"]) == ("1", "35")
-    assert version["gitVersion"].startswith("v1.35.")
+    # The default release's (scripts/controlplane.sh DEFAULT_K8S_VERSION, config/releases.py).
+    assert (version["major"], version["minor"]) == ("1", str(DEFAULT_RELEASE.minor))
+    assert version["gitVersion"] == DEFAULT_RELEASE.binary
     assert control_plane.url.startswith("https://127.0.0.1:")
 
 

@@ -5,7 +5,7 @@ For each value the binary runs as ``kube-scheduler --feature-gates=VALUE --kubec
 line (cmd/kube-scheduler/app's run.go via component-base's cli.Run) must say what
 ``parse_feature_gates([VALUE], release)`` says; the values it accepts must be accepted by us too,
 with the same GA/deprecated warnings (component-base featuregate/feature_gate.go, unsafeSetFromMap).
-The binaries are v1.35.4 (the default control plane) and v1.37.2 (``find_binaries("v1.37")``);
+The binaries are v1.35.4 (``find_binaries("v1.35")``) and v1.37.2 (the default control plane);
 under ``CI`` a missing one fails.
 """
 
@@ -66,7 +66,7 @@ ACCEPTED = {
     "1.37": ["StorageCapacityScoring=false,GenericWorkload=true", "InformerResourceVersion=false",
              "AllowDNSOnlyNodeCSR=true", "NodeDeclaredFeatures=true"],
 }
-RELEASES = {"1.35": None, "1.37": "v1.37"}
+RELEASES = {"1.35": "v1.35", "1.37": "v1.37"}
 
 
 def _run(release: str, value: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -40,8 +40,9 @@ pytestmark = pytest.mark.controlplane
 __all__ = ["api", "kubeconfig", "ns"]  # fixtures
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-#: DynamicResources' PostFilter reason, in every v1.35.4 FailedScheduling message (dynamicresources.go).
-NO_CLAIMS = "no new claims to deallocate, "
+#: DynamicResources' PostFilter reason: in every v1.35.4 and v1.36.3 FailedScheduling message, gone in
+#: v1.37.2 (dynamicresources.go), the control plane's release and kubesched's default.
+NO_CLAIMS = ""
 NO_VICTIMS = "preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
 #: A request above the node's allocatable is UnschedulableAndUnresolvable (noderesources/fit.go,
 #: ``Unresolvable``), so preemption does not consider the node (preemption.go, ``findCandidates``).

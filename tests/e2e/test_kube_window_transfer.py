@@ -147,7 +147,7 @@ def test_window_open_binds_to_most_free_bandwidth_and_keeps_the_threshold(api: A
         [failed] = eventually(lambda: api.events(ns, reason="FailedScheduling", regarding="stuck"), "FailedScheduling")
         assert failed["note"] == (
             f"0/3 nodes are available: 1 node(s) had insufficient free bandwidth, 2 Insufficient {BANDWIDTH}. "
-            "no new claims to deallocate, "
+
             "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
             "2 No preemption victims found for incoming pod."
         )

@@ -122,6 +122,7 @@ def test_a_kubeadm_command_line_reaches_the_app(fake_app: type[FakeApp]) -> None
         "run", *KUBEADM_COMMAND,
         "--master=https://10.0.0.1:6443",
         "--feature-gates=SchedulerAsyncPreemption=false,InformerResourceVersion=true",
+        "--emulated-version=1.35",  # a kubeadm v1.35 cluster: its gates and their warnings
         "--profiling=false",
         "--contention-profiling=false",
     ]

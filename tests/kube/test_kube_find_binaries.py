@@ -36,21 +36,22 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _release_dir(root, "v1.35.4")
     _release_dir(root, "v1.35.10")
     _release_dir(root, "v1.37.2")
-    _release_dir(root, "v1.37.9", complete=False)  # an interrupted build
+    _release_dir(root, "v1.37.10")
+    _release_dir(root, "v1.37.11", complete=False)  # an interrupted build
     _release_dir(root, "v1.3.0")  # a prefix of v1.37 that is not v1.37
     return root
 
 
 def test_default_is_the_newest_complete_directory_of_the_pinned_minor(cache: Path) -> None:
-    assert K8S_MINOR == "v1.35"
+    assert K8S_MINOR == "v1.37"  # the default release (config/releases.py)
     found = find_binaries()
-    assert found.directory == cache / "v1.35.10"  # 10 > 4: numeric, not lexical
-    assert found.kube_scheduler == cache / "v1.35.10" / "kube-scheduler"
+    assert found.directory == cache / "v1.37.10"  # 10 > 2: numeric, not lexical; v1.37.11 is incomplete
+    assert found.kube_scheduler == cache / "v1.37.10" / "kube-scheduler"
 
 
 @pytest.mark.parametrize("release", ["v1.37", "1.37", " v1.37 "])
 def test_a_minor_finds_its_newest_complete_directory(cache: Path, release: str) -> None:
-    assert find_binaries(release).directory == cache / "v1.37.2"
+    assert find_binaries(release).directory == cache / "v1.37.10"
 
 
 def test_the_explicit_directory_wins_without_a_release_and_its_siblings_serve_other_releases(
@@ -58,7 +59,7 @@ def test_the_explicit_directory_wins_without_a_release_and_its_siblings_serve_ot
 ) -> None:
     ci_root = tmp_path / "ci-cache"
     pinned = _release_dir(ci_root, "v1.35.4")
-    sibling = _release_dir(ci_root, "v1.37.3")
+    sibling = _release_dir(ci_root, "v1.37.12")
     monkeypatch.setenv(BIN_ENV, str(pinned))
     assert find_binaries().directory == pinned
     assert find_binaries("1.35").directory == pinned  # of that minor: used outright

@@ -35,13 +35,22 @@ current-context: x
     # issue 13: kube-scheduler's --feature-gates messages (k8s.io/component-base/featuregate), --master,
     # --profiling and --contention-profiling as booleans
     (["--feature-gates=Foo=true"], "error: --feature-gates: unrecognized feature gate: Foo"),
-    (["--feature-gates=SchedulerQueueingHints=maybe"],
+    # v1.35.4's gates (SchedulerQueueingHints is not registered in v1.37)
+    (["--emulated-version=1.35", "--feature-gates=SchedulerQueueingHints=maybe"],
      'error: --feature-gates: invalid value of SchedulerQueueingHints=maybe, err: strconv.ParseBool: '
      'parsing "maybe": invalid syntax'),
-    (["--feature-gates=SchedulerQueueingHints"],
+    (["--emulated-version=1.35", "--feature-gates=SchedulerQueueingHints"],
      "error: --feature-gates: missing bool value for SchedulerQueueingHints"),
-    (["--feature-gates=SchedulerQueueingHints=false"],
+    (["--emulated-version=1.35", "--feature-gates=SchedulerQueueingHints=false"],
      "error: --feature-gates: cannot set feature gate SchedulerQueueingHints to false, feature is locked to true"),
+    # v1.37.2's, the default release
+    (["--feature-gates=SchedulerQueueingHints=false"],
+     "error: --feature-gates: unrecognized feature gate: SchedulerQueueingHints"),
+    (["--feature-gates=NodeDeclaredFeatures=false"],
+     "error: --feature-gates: cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true"),
+    (["--emulated-version=1.34"],
+     "Invalid value for '--emulated-version': kubesched behaves as kube-scheduler 1.35..1.37 "
+     "(emulation version 1.34 is not between [1.35, 1.37])"),
     (["--feature-gates=wardle:A=true"], "error: --feature-gates: component not registered: wardle"),
     (["--master=http://[::1"], "error: --master 'http://[::1': not a URL: Invalid IPv6 URL"),
     (["--master=ftp://apiserver"], "error: --master 'ftp://apiserver': expected a URL such as https://10.0.0.1:6443"),
@@ -68,7 +77,7 @@ def test_bad_flag_values_exit_2(tmp_path: Path, flags: list[str], line: str) -> 
 def test_write_config_to_writes_the_defaulted_configuration_and_exits_0(tmp_path: Path) -> None:
     """kube-scheduler's --write-config-to (options.LogOrWriteConfig): the configuration with the
     flags applied, as YAML, then exit 0 without connecting (the kubeconfig's server is unreachable)."""
-    from kubesched.config.defaults import DEFAULT_MULTI_POINT
+    from kubesched.config.defaults import default_plugins
     from kubesched.config.load import config_to_dict, load_config
 
     kubeconfig = tmp_path / "kubeconfig"
@@ -85,7 +94,7 @@ def test_write_config_to_writes_the_defaulted_configuration_and_exits_0(tmp_path
     profile = doc["profiles"][0]
     assert profile["schedulerName"] == "default-scheduler"
     enabled = [(p["name"], p["weight"]) for p in profile["plugins"]["multiPoint"]["enabled"]]
-    assert enabled == list(DEFAULT_MULTI_POINT)
+    assert enabled == [(p.name, p.weight) for p in default_plugins().multi_point.enabled]
     args = {c["name"] for c in profile["pluginConfig"]}
     assert args >= {"DefaultPreemption", "NodeResourcesFit", "PodTopologySpread"}
     assert config_to_dict(written) == doc  # loads back to the same configuration

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kubesched import testing
+from kubesched.config.releases import V1_35, Release
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -97,7 +98,10 @@ def make_snapshot(nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str
 
 
 class FakeHandle(testing.FakeHandle):
-    """The framework handle over a snapshot; every other member inert (``kubesched.testing.FakeHandle``)."""
+    """The framework handle over a snapshot; every other member inert (``kubesched.testing.FakeHandle``).
 
-    def __init__(self, snapshot: Snapshot | None = None) -> None:
-        super().__init__(snapshot)
+    Release 1.35 unless told otherwise: the plugin tables here were ported from v1.35.4's tests,
+    and they keep passing under ``--emulated-version 1.35`` (a table of a later release says so)."""
+
+    def __init__(self, snapshot: Snapshot | None = None, release: Release = V1_35) -> None:
+        super().__init__(snapshot, release=release)

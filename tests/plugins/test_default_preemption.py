@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.config.releases import V1_35
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.preemption import Candidate, NodeToStatus, get_pod_start_time
 from kubesched.framework.status import Code, Status
@@ -242,7 +243,10 @@ def setup(
     # The simulated cluster keeps (and patches) the objects it is given: hand it copies.
     nodes, pods, objects = copy.deepcopy(list(nodes)), copy.deepcopy(list(pods)), copy.deepcopy(list(objects))
     dp_args = {"DefaultPreemption": dict(args)} if args else None
-    tf = new_framework([*plugins, "DefaultPreemption"], nodes=nodes, pods=pods, objects=objects, args=dp_args)
+    # default_preemption_test.go of v1.35.4: its release (later releases' changes have their own tests).
+    tf = new_framework(
+        [*plugins, "DefaultPreemption"], nodes=nodes, pods=pods, objects=objects, args=dp_args, release=V1_35
+    )
     if preemptor is not None:
         # The evaluator reads the preemptor's latest copy from the cluster, as upstream's lister.
         tf.add_pod(copy.deepcopy(preemptor))

@@ -86,9 +86,9 @@ def test_dynamic_resources() -> None:
     assert "kubesched does not support" in rejected.message()
     result, post = pl.post_filter(CycleState(), plain, {})
     assert result is None and post is not None
-    # v1.35 (dynamicresources.go PostFilter): a pod without claims has none to deallocate, and says
-    # so; kube-scheduler v1.35.4's FailedScheduling messages carry it (issue 13).
-    assert (post.code, post.message()) == (Code.UNSCHEDULABLE, "no new claims to deallocate")
+    # The default release, v1.37 (dynamicresources.go PostFilter): Unschedulable without a reason;
+    # v1.35 and v1.36 say "no new claims to deallocate" (test_dynamic_resources_post_filter_reason_by_release).
+    assert (post.code, post.message()) == (Code.UNSCHEDULABLE, "")
 
 
 @pytest.mark.parametrize(("release", "reasons"), [
@@ -169,7 +169,8 @@ MINE = {n for names in EXPECTED_POINTS.values() for n in names}
 
 
 def test_default_profile_builds_these_plugins_at_upstream_points() -> None:
-    cfg = loads_config("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    # ExpandedPluginsV1 of v1.35 (v1.37's NodeName PreFilter is in tests/plugins/test_node_name.py).
+    cfg = loads_config("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n", release=V1_35)
     profile = cfg.profiles[0]
     keep = MINE | {"PrioritySort", "DefaultBinder"}
     multi = profile.plugins.multi_point

@@ -19,7 +19,7 @@ from rich.console import Console
 from sched_fakes import bound_at, condition, node_of, notes, queued
 
 from kubesched.config.load import load_config
-from kubesched.config.releases import V1_36, V1_37, Release
+from kubesched.config.releases import V1_35, V1_36, V1_37, Release
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -124,7 +124,7 @@ def test_preemption_policy_never() -> None:
     fw.add_pod(make_pod("hi").req(cpu="2").priority(100).preemption_policy("Never").obj())
     fw.schedule()
     want = ("0/3 nodes are available: 3 Insufficient cpu. "
-            "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.")
+            "preemption: not eligible due to preemptionPolicy=Never.")
     assert notes(fw, "hi") == [want]
     assert condition(fw, "hi")["message"] == want
     assert deleted(fw) == {}
@@ -141,7 +141,7 @@ def test_no_lower_priority_pods_message() -> None:
     fw.schedule()
     assert notes(fw, "peer") == [
         "0/3 nodes are available: 3 Insufficient cpu. "
-        "no new claims to deallocate, "
+
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     ]
     assert deleted(fw) == {}
@@ -246,7 +246,8 @@ class Hold:
 
 
 def test_waiting_pod_victim_is_rejected_and_requeued_not_deleted() -> None:
-    fw = new_framework(["NodeResourcesFit", Hold, "DefaultPreemption"], nodes=[node("a")])
+    """v1.35 (preemption.go PreemptPod): the waiting victim is rejected, never deleted."""
+    fw = new_framework(["NodeResourcesFit", Hold, "DefaultPreemption"], nodes=[node("a")], release=V1_35)
     fw.add_pod(pod("w", "4", 10, hold="yes"))
     fw.schedule(until=T0 + 1)
     assert fw.framework.get_waiting_pod(uid(fw, "w")) is not None
@@ -319,7 +320,7 @@ def test_lower_priority_pod_does_not_take_the_room_freed_for_the_preemptor() -> 
     assert node_of(fw, "hi") == "b"
     assert node_of(fw, "lp") is None
     no_victims = ("0/1 nodes are available: 1 Insufficient cpu. "
-                  "no new claims to deallocate, "
+
                   "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
     lp_attempts = [e.time - T0 for e in fw.cluster.events if e.name == "lp" and e.reason == "FailedScheduling"]
     hi_bound = bound_at(fw, "hi")

@@ -94,5 +94,5 @@ def test_pod_that_fits_nowhere_counts_only_usable_nodes() -> None:
         {"name": "c", "resources": {"requests": {"cpu": "3"}}}])]), config, REGISTRY)
     notes = {e.note for e in result.events if e.reason == "FailedScheduling"}
     assert notes == {"0/2 nodes are available: 2 Insufficient cpu. "
-                     "no new claims to deallocate, "
+
                      "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."}

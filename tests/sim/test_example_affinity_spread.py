@@ -40,6 +40,6 @@ def test_affinity_spread_example_places_every_pod_as_its_constraints_require() -
         assert pods["loner"]["message"] == (
             "0/12 nodes are available: 3 node(s) had untolerated taint(s), "
             "9 node(s) didn't match pod anti-affinity rules. "
-            "no new claims to deallocate, preemption: 0/12 nodes are available: "
+            "preemption: 0/12 nodes are available: "
             "3 Preemption is not helpful for scheduling, 9 No preemption victims found for incoming pod."
         )

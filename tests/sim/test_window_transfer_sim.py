@@ -159,7 +159,7 @@ def test_a_pod_that_misses_the_window_for_bandwidth_waits_for_the_next_night() -
     assert bound(fw, late) == (None, None)
     assert failures(fw, "late")[0][1] == (
         "0/3 nodes are available: 1 node(s) had insufficient free bandwidth, 2 Insufficient kubesched.io/bandwidth. "
-        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     # The holder left at 06:29:00, outside the window: the pod is gated for the next opening.
     assert fw.scheduler.queue.counts()["gated"] == 1
@@ -204,7 +204,7 @@ def test_reject_fails_the_cycle_and_retries_when_the_window_opens() -> None:
         "21:00:07",
         "0/2 nodes are available: 2 outside the transfer window 22:00-06:00 UTC "
         "(next opening 2026-01-01T22:00:00Z). "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     )
     fw.schedule()
     assert bound(fw, pod)[1] == at("2026-01-01T22:00:00Z")
@@ -293,7 +293,7 @@ def test_without_preempt_in_window_the_transfer_does_not_preempt() -> None:
     assert len(fw.cluster.pods) == 4
     assert failures(fw, "t")[0][1] == (
         "0/2 nodes are available: 2 node(s) had insufficient free bandwidth. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 
@@ -306,7 +306,7 @@ def test_no_preemption_outside_the_window() -> None:
     assert len(fw.cluster.pods) == 4
     assert failures(fw, "t")[0][1] == (
         "0/2 nodes are available: 2 outside the transfer window 22:00-06:00 UTC (next opening 2026-01-01T22:00:00Z). "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 

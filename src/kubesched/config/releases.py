@@ -54,7 +54,7 @@ V1_37 = Release(1, 37, "v1.37.2")
 RELEASES: tuple[Release, ...] = (V1_35, V1_36, V1_37)
 #: What kubesched does without ``--emulated-version``: the release whose changes are all ported
 #: (docs/status.md, issue 19, says which of :data:`CHANGES` are still to do).
-DEFAULT_RELEASE = V1_35
+DEFAULT_RELEASE = V1_37
 
 
 @dataclass(frozen=True)

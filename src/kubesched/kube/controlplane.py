@@ -81,12 +81,12 @@ __all__ = [
 
 BIN_ENV = "KUBESCHED_CONTROLPLANE_BIN"
 CACHE_ENV = "KUBESCHED_CONTROLPLANE_CACHE"
-#: The release scripts/controlplane.sh builds by default (it pins one v1.35.x patch); any v1.35
-#: build in the cache is acceptable. Other releases are built with ``--k8s-version`` into sibling
-#: directories, found by ``find_binaries(release)``.
-K8S_MINOR = "v1.35"
+#: The release scripts/controlplane.sh builds by default (it pins one v1.37.x patch, kubesched's
+#: default release); any v1.37 build in the cache is acceptable. Other releases are built with
+#: ``--k8s-version`` into sibling directories, found by ``find_binaries(release)``.
+K8S_MINOR = "v1.37"
 NOT_BUILT_MESSAGE = (
-    "control plane not built: run scripts/controlplane.sh (needs Go >= 1.25 and access to the Go module proxy)"
+    "control plane not built: run scripts/controlplane.sh (needs Go >= 1.26 and access to the Go module proxy)"
 )
 
 ADMIN_USER = "kubesched:admin"
@@ -181,8 +181,8 @@ def find_binaries(release: str | None = None) -> Binaries:
     """Locate etcd and kube-apiserver (kube-scheduler and kwok if present).
 
     Without ``release``: ``$KUBESCHED_CONTROLPLANE_BIN`` names the directory outright; otherwise
-    the newest complete ``v1.35.*`` directory under the cache root is used, so bumping the patch in
-    the build script does not strand older checkouts.
+    the newest complete directory of the default release (:data:`K8S_MINOR`) under the cache root
+    is used, so bumping the patch in the build script does not strand older checkouts.
 
     With ``release`` (a minor: ``"v1.37"`` or ``"1.37"``): the newest complete directory of that
     minor, as ``scripts/controlplane.sh --k8s-version`` builds them. ``$KUBESCHED_CONTROLPLANE_BIN``
