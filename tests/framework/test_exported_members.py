@@ -16,7 +16,7 @@ EXPECTED = {
     "Plugin", "PreEnqueuePlugin", "QueueSortPlugin", "EnqueueExtensions", "PreFilterExtensions",
     "PreFilterPlugin", "FilterPlugin", "BatchFilterPlugin", "BatchFilterStatusesPlugin",
     "PostFilterPlugin", "PreScorePlugin", "ScoreExtensions", "ScorePlugin", "BatchScorePlugin",
-    "ReservePlugin", "PermitPlugin", "PreBindPlugin", "BindPlugin", "PostBindPlugin",
+    "ReservePlugin", "PermitPlugin", "PreBindPlugin", "PreBindPreFlightPlugin", "BindPlugin", "PostBindPlugin",
     "MIN_NODE_SCORE", "MAX_NODE_SCORE", "MAX_PERMIT_TIMEOUT",
     # what a factory receives
     "Handle", "ClusterClient", "EventRecorder", "PluginMetrics", "Clock", "VirtualClock", "Snapshot",

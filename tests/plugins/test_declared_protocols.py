@@ -25,7 +25,7 @@ PROTOCOLS: list[type] = [
     interfaces.BatchFilterPlugin, interfaces.BatchFilterStatusesPlugin, interfaces.PostFilterPlugin,
     interfaces.PreScorePlugin, interfaces.ScorePlugin, interfaces.ScoreExtensions,
     interfaces.BatchScorePlugin, interfaces.ReservePlugin, interfaces.PermitPlugin,
-    interfaces.PreBindPlugin, interfaces.BindPlugin, interfaces.PostBindPlugin,
+    interfaces.PreBindPlugin, interfaces.PreBindPreFlightPlugin, interfaces.BindPlugin, interfaces.PostBindPlugin,
 ]
 
 

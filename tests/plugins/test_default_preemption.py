@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.config.releases import V1_35
+from kubesched.config.releases import V1_35, V1_36, V1_37, Release
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.preemption import Candidate, NodeToStatus, get_pod_start_time
 from kubesched.framework.status import Code, Status
@@ -239,13 +239,14 @@ def setup(
     preemptor: dict[str, Any] | None = None,
     objects: Sequence[dict[str, Any]] = (),
     args: Mapping[str, int] | None = None,
+    release: Release = V1_35,
 ) -> Env:
     # The simulated cluster keeps (and patches) the objects it is given: hand it copies.
     nodes, pods, objects = copy.deepcopy(list(nodes)), copy.deepcopy(list(pods)), copy.deepcopy(list(objects))
     dp_args = {"DefaultPreemption": dict(args)} if args else None
     # default_preemption_test.go of v1.35.4: its release (later releases' changes have their own tests).
     tf = new_framework(
-        [*plugins, "DefaultPreemption"], nodes=nodes, pods=pods, objects=objects, args=dp_args, release=V1_35
+        [*plugins, "DefaultPreemption"], nodes=nodes, pods=pods, objects=objects, args=dp_args, release=release
     )
     if preemptor is not None:
         # The evaluator reads the preemptor's latest copy from the cluster, as upstream's lister.
@@ -1193,6 +1194,29 @@ def test_waiting_pod_victim_is_rejected_not_deleted() -> None:
     assert env.deleted() == set()
     assert "default/w" in env.tf.cluster.pods
     assert [e.note for e in env.tf.cluster.events if e.reason == "Preempted"] == ["Preempted by pod hi on node node1"]
+
+
+def test_victim_in_pre_bind_has_its_binding_cancelled_from_v1_36() -> None:
+    """framework/preemption/executor.go (v1.36.3): a victim in PreBind is cancelled
+    (``CancelPod("preempted by DefaultPreemption")``), not deleted, and the event says so."""
+    env = setup([FIT], [N("node1")], [P("b", node="node1", prio=LOW, req=LARGE)], release=V1_36)
+    victim = env.tf.pod_info(P("b", node="node1", prio=LOW, req=LARGE))
+    entry = env.tf.framework.pods_in_pre_bind.add(victim.uid)
+    st = env.pl.evaluator.prepare_candidate(Candidate("node1", [victim]), PodInfo(P("hi", prio=HIGH)))
+    assert st.is_success()
+    assert entry.canceled and entry.cause == "preempted by DefaultPreemption"
+    assert env.deleted() == set()
+    assert [e.note for e in env.tf.cluster.events if e.reason == "Preempted"] == [
+        "Preempted by pod hi on node node1 (in kube-scheduler memory)."
+    ]
+
+
+def test_victim_past_pre_bind_is_deleted() -> None:
+    env = setup([FIT], [N("node1")], [P("b", node="node1", prio=LOW, req=LARGE)], release=V1_37)
+    victim = env.tf.pod_info(P("b", node="node1", prio=LOW, req=LARGE))
+    assert env.tf.framework.pods_in_pre_bind.add(victim.uid).mark_prebound()
+    st = env.pl.evaluator.prepare_candidate(Candidate("node1", [victim]), PodInfo(P("hi", prio=HIGH)))
+    assert st.is_success() and env.deleted() == {"b"}
 
 
 def test_lower_priority_nominations_on_the_node_are_cleared() -> None:

@@ -117,8 +117,7 @@ PREEMPTED_PRE_BIND_PODS_BACK_OFF = Change(
     "pkg/scheduler/framework/runtime/pods_in_prebind_map.go, schedule_one.go bindingCycle (kubernetes#135502)",
     "a victim still in PreBind has its binding cycle cancelled and goes to backoffQ instead of being "
     "deleted",
-    where="n/a while kubesched has no PreBindPreFlight: no pod is registered as in PreBind, so a victim is "
-    "deleted as before; upstream's default plugins (no volumes, no claims) skip the preflight too (docs/status.md)",
+    where="framework/pods_in_pre_bind.py, scheduler/binding_cycle.py, framework/preemption.py (_preempt_pod)",
 )
 FIT_ARGS_SCORING_STRATEGY_CHECKS = Change(
     "FitArgsScoringStrategyChecks",
@@ -233,6 +232,14 @@ QUEUED_ENTITIES_METRICS = Change(
     "count queued pods and pod groups next to scheduler_pending_pods and scheduler_queue_incoming_pods_total",
     where="metrics.py (queued_entities, queue_incoming_entities: type 'pod')",
 )
+POD_SCALE_UP_EVENT = Change(
+    "PodScaleUpEvent",
+    V1_37,
+    "pkg/scheduler/framework/events.go (extractPodScaleUp), noderesources/fit.go",
+    "a pod update that raises a request is also an UpdatePodScaleUp event",
+    where="n/a: only NodeResourcesFit registers it, under the alpha InPlacePodVerticalScalingSchedulerPreemption "
+    "gate (off), so no default queueing decision or metric sees it",
+)
 INTER_POD_AFFINITY_HINT_ANY_TERM = Change(
     "InterPodAffinityHintAnyTerm",
     V1_37,
@@ -285,6 +292,7 @@ CHANGES: tuple[Change, ...] = (
     NODE_DECLARED_FEATURE_VOLUME_BIND_MOUNT_OPTIONS,
     SPLIT_POD_EVENTS,
     QUEUED_ENTITIES_METRICS,
+    POD_SCALE_UP_EVENT,
     INTER_POD_AFFINITY_HINT_ANY_TERM,
     BIND_RETRIES,
     NOMINATOR_EMPTY_OVERRIDE_CLEARS,

@@ -26,12 +26,20 @@ class CycleState:
     framework's skip sets, which record plugins whose PreFilter/PreScore returned Skip.
     """
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, object] = {}
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
+        #: PreBind plugins whose PreBindPreFlight returned Skip: their PreBind is not called.
+        self.skip_pre_bind_plugins: frozenset[str] = frozenset()
         self.record_plugin_metrics = False
 
     def read(self, key: str) -> object:
@@ -67,5 +75,6 @@ class CycleState:
             c._data[k] = clone() if callable(clone) else v
         c.skip_filter_plugins = self.skip_filter_plugins
         c.skip_score_plugins = self.skip_score_plugins
+        c.skip_pre_bind_plugins = self.skip_pre_bind_plugins
         c.record_plugin_metrics = self.record_plugin_metrics
         return c

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from kubesched.config.releases import Release
 
     from .clock import Clock
+    from .pods_in_pre_bind import PodInPreBind
     from .snapshot import Snapshot
     from .waiting_pods import WaitingPod
 
@@ -296,6 +297,18 @@ class PreBindPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PreBindPreFlightPlugin(PreBindPlugin, Protocol):
+    """A PreBind plugin that says beforehand whether it will work for this pod (upstream
+    ``PreBindPreFlight``, v1.35): Success if its PreBind will do something, Skip if not (its PreBind
+    is then not called), Error to fail the binding cycle. When some plugin will work (or the pod
+    waits at Permit) the scheduler writes the pod's ``status.nominatedNodeName`` first, so other
+    components see where it is going while it waits. A PreBind plugin without this method is taken
+    to return Success (its PreBind always runs)."""
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> StatusLike: ...
+
+
+@runtime_checkable
 class BindPlugin(Plugin, Protocol):
     """Binds the pod to the node (default: the API's ``pods/binding``).
 
@@ -446,6 +459,10 @@ class Handle(Protocol):
     def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None: ...
 
     def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    def get_pod_in_pre_bind(self, uid: str) -> PodInPreBind | None:
+        """The pod's binding cycle, if it is in PreBind (v1.36+: preemption cancels it)."""
+        ...
 
     # -- the queue and the nominator -------------------------------------------------------------
     def activate(self, pods: Sequence[JSONObj]) -> None:

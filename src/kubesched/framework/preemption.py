@@ -49,7 +49,7 @@ from typing import Any, Protocol
 
 from kubesched.api.pdb import PodDisruptionBudget, parse_pdbs
 from kubesched.api.rfc3339 import parse_rfc3339_ns
-from kubesched.config.releases import PREEMPTED_WAITING_PODS_BACK_OFF
+from kubesched.config.releases import PREEMPTED_PRE_BIND_PODS_BACK_OFF, PREEMPTED_WAITING_PODS_BACK_OFF
 from kubesched.framework.cluster import BindConflictError
 
 from .clock import VirtualClock, rfc3339
@@ -485,9 +485,16 @@ class Evaluator:
         elif wp is not None:
             wp.reject(self.plugin_name, "preempted")  # v1.35: rejected, never deleted
             delete = False
-        if not delete:
+        elif self.handle.release.has(PREEMPTED_PRE_BIND_PODS_BACK_OFF):
+            # v1.36+: a victim still in PreBind has its binding cancelled (it backs off); one that
+            # already finished PreBind is deleted like any other victim.
+            in_pre_bind = self.handle.get_pod_in_pre_bind(victim.uid)
+            if in_pre_bind is not None and in_pre_bind.cancel_pod(f"preempted by {self.plugin_name}"):
+                log.debug("preemptor %s cancelled the binding of %s in PreBind", preemptor.key, victim.key)
+                delete, in_memory = False, True
+        if not delete and wp is not None:
             log.debug("preemptor %s preempted waiting pod %s on node %s", preemptor.key, victim.key, c.name)
-        else:
+        elif delete:
             client = self.handle.client()
             condition = {
                 "type": DISRUPTION_TARGET,

@@ -67,6 +67,7 @@ from .interfaces import (
 )
 from .node_rows import names_of
 from .plugin_calls import call_plugin, call_plugin_pair, debug_traceback, exception_status, one_line, quote
+from .pods_in_pre_bind import PodsInPreBindMap
 from .registry import Registry
 from .status import Code, Status, StatusLike
 from .types import (
@@ -264,6 +265,8 @@ class Framework:
         self.handle = handle
         self.metrics = metrics
         self.waiting_pods = WaitingPodsMap()
+        #: Pods in PreBind after a successful PreBindPreFlight (framework/pods_in_pre_bind.py).
+        self.pods_in_pre_bind = PodsInPreBindMap()
         self.plugins: dict[str, Plugin] = {}
         self.score_weights: dict[str, int] = {}
         self.points = ExtensionPoints()
@@ -883,9 +886,49 @@ class Framework:
         self._observe("Permit", ok, start)
         return ok
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Upstream ``RunPreBindPreFlights``: Success when some PreBind plugin will work for the
+        pod, Skip when none will (those plugins' PreBind is then skipped), an Error naming the
+        plugin otherwise. A plugin without ``pre_bind_pre_flight`` counts as Success."""
+        start = time.perf_counter()
+        skip: set[str] = set()
+        returning = Status(Code.SKIP)
+        for p in self.points.pre_bind:
+            flight = getattr(p, "pre_bind_pre_flight", None)
+            s = self._timed_call(state, p, "PreBindPreFlight", flight, state, pod, node_name) if callable(
+                flight
+            ) else Status(Code.SUCCESS)
+            if s.code == Code.ERROR:
+                err = Status(Code.ERROR, f"running PreBindPreFlight {_q(p.name)}: {s.message()}", error=s.error,
+                             plugin=p.name)
+                self._observe("PreBindPreFlight", err, start)
+                return err
+            if s.is_success():
+                returning = Status(Code.SUCCESS)
+            elif s.is_skip():
+                skip.add(p.name)
+            else:
+                err = Status(
+                    Code.ERROR,
+                    f"PreBindPreFlight {p.name} returned {_q(s.code.upstream_name)}, which is unsupported. "
+                    "It is supposed to return Success, Skip, or Error status",
+                    plugin=p.name,
+                )
+                self._observe("PreBindPreFlight", err, start)
+                return err
+        state.skip_pre_bind_plugins = frozenset(skip)
+        self._observe("PreBindPreFlight", returning, start)
+        return returning
+
+    def will_wait_on_permit(self, pod: PodInfo) -> bool:
+        """Upstream ``WillWaitOnPermit``: the pod is held at Permit."""
+        return self.waiting_pods.get(pod.uid) is not None
+
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
         for p in self.points.pre_bind:
+            if p.name in state.skip_pre_bind_plugins:
+                continue
             s = self._timed_call(state, p, "PreBind", p.pre_bind, state, pod, node_name)
             if s.is_skip():
                 continue

@@ -36,7 +36,7 @@ from kubesched.framework.interfaces import (
     FilterPlugin,
     Handle,
     PostFilterPlugin,
-    PreBindPlugin,
+    PreBindPreFlightPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -129,7 +129,7 @@ class NodeVolumeLimits(_VolumeStandIn):
     name = names.NODE_VOLUME_LIMITS
 
 
-class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
+class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPreFlightPlugin):
     """Also at PreScore/Score, Reserve and PreBind, as upstream's VolumeBinding."""
 
     name = names.VOLUME_BINDING
@@ -153,6 +153,10 @@ class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         return None
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        # Nothing to bind: pods with claims never get this far (rejected at PreFilter).
+        return Status(Code.SKIP)
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return Status(Code.SKIP)
 
@@ -164,7 +168,7 @@ class DynamicResources(
     FilterPlugin,
     PostFilterPlugin,
     ReservePlugin,
-    PreBindPlugin,
+    PreBindPreFlightPlugin,
 ):
     """DRA stand-in at upstream's points: PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind."""
 
@@ -216,6 +220,10 @@ class DynamicResources(
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         return None
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        # Nothing to bind: pods with claims never get this far (rejected at PreFilter).
+        return Status(Code.SKIP)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return Status(Code.SKIP)

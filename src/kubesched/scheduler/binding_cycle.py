@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 
+from kubesched.config.releases import PREEMPTED_PRE_BIND_PODS_BACK_OFF
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.runtime import Framework
@@ -18,6 +19,9 @@ from kubesched.scheduler.base import ScheduleResult
 from kubesched.scheduler.failure import _CLEAR, FailureHandlingMixin
 
 log = logging.getLogger("kubesched.scheduler")
+
+#: CycleState key: whether some PreBind plugin's PreBindPreFlight said it will work for the pod.
+PRE_BIND_WORK = "kubesched/PreBindPreFlightSuccess"
 
 
 class BindingCycleMixin(FailureHandlingMixin):
@@ -34,7 +38,14 @@ class BindingCycleMixin(FailureHandlingMixin):
     ) -> None:
         # Upstream counts the binding goroutine from its start, WaitOnPermit included.
         self.metrics.goroutines.labels("binding").inc()
+        flight = self._pre_bind_pre_flight(state, fw, assumed, result.suggested_host)
         wp = fw.get_waiting_pod(assumed.uid)
+        if not flight.is_success():
+            if wp is not None:  # nothing will wait for it: stop its timers
+                fw.waiting_pods.remove(assumed.uid)
+                wp.reject(flight.plugin, flight.message())
+            self._binding_cycle(state, fw, result, qpi, assumed, start, flight)
+            return
         if wp is None:
             self._binding_cycle(state, fw, result, qpi, assumed, start, Status(Code.SUCCESS))
             return
@@ -44,6 +55,24 @@ class BindingCycleMixin(FailureHandlingMixin):
             self.cluster.submit(lambda: self._binding_cycle(state, fw, result, qpi, assumed, start, permit))
 
         wp.on_done(resume)
+
+    def _pre_bind_pre_flight(self, state: CycleState, fw: Framework, assumed: PodInfo, host: str) -> Status:
+        """The start of upstream's ``bindingCycle`` (NominatedNodeNameForExpectation, on since
+        v1.35): PreBindPreFlight; a failure (Error, or a rejection, which it does not support) ends
+        the cycle; when some PreBind plugin will work or the pod waits at Permit, the pod's
+        ``status.nominatedNodeName`` is set to the node first, for the components that watch it
+        (a failed write is only logged, as upstream)."""
+        flight = fw.run_pre_bind_pre_flights(state, assumed, host)
+        if flight.code == Code.ERROR or flight.is_rejected():
+            return flight
+        state.write(PRE_BIND_WORK, flight.is_success())
+        if flight.is_success() or fw.will_wait_on_permit(assumed):
+            try:
+                self.cluster.patch_pod_status(assumed.pod, {"nominatedNodeName": host})
+            except Exception as err:
+                log.warning("failed to update the nominated node name of %s in the binding cycle: %s",
+                            assumed.key, err)
+        return Status(Code.SUCCESS)
 
     def _binding_cycle(
         self,
@@ -85,9 +114,22 @@ class BindingCycleMixin(FailureHandlingMixin):
             return self._single_node_failure(qpi.pod_info, host, permit)
         # Failures after this point are never "unschedulable": the pod goes to backoff.
         self.queue.done(assumed.uid)
-        st = fw.run_pre_bind_plugins(state, assumed, host)
-        if not st.is_success():
-            return self._single_node_failure(qpi.pod_info, host, st)
+        # v1.36+: a pod with PreBind work is registered, so a preemption cancels its binding
+        # instead of deleting it (schedule_one.go bindingCycle, pods_in_prebind_map.go).
+        in_pre_bind = (
+            fw.pods_in_pre_bind.add(assumed.uid)
+            if state.get(PRE_BIND_WORK) is True and self.config.release.has(PREEMPTED_PRE_BIND_PODS_BACK_OFF)
+            else None
+        )
+        try:
+            st = fw.run_pre_bind_plugins(state, assumed, host)
+            if not st.is_success():
+                return self._single_node_failure(qpi.pod_info, host, st)
+            if in_pre_bind is not None and not in_pre_bind.mark_prebound():
+                return Status(Code.ERROR, in_pre_bind.cause)
+        finally:
+            if in_pre_bind is not None:
+                fw.pods_in_pre_bind.remove(assumed.uid)
         st = self.bind(fw, state, assumed, host)
         if not st.is_success():
             return st

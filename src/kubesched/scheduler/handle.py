@@ -11,6 +11,7 @@ from kubesched.framework.clock import Clock
 from kubesched.framework.cluster import ClusterBackend
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEvent
+from kubesched.framework.pods_in_pre_bind import PodInPreBind
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
@@ -48,6 +49,10 @@ class FrameworkHandle:
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         assert self.framework is not None
         return self.framework.get_waiting_pod(uid)
+
+    def get_pod_in_pre_bind(self, uid: str) -> PodInPreBind | None:
+        assert self.framework is not None
+        return self.framework.pods_in_pre_bind.get(uid)
 
     def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
         assert self.framework is not None

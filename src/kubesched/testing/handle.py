@@ -20,6 +20,7 @@ from kubesched.framework.clock import Clock, VirtualClock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEvent
 from kubesched.framework.interfaces import Handle, PluginMetrics
+from kubesched.framework.pods_in_pre_bind import PodInPreBind
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, Obj, PodInfo
@@ -156,6 +157,9 @@ class FakeHandle:
         return self._client
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return None
+
+    def get_pod_in_pre_bind(self, uid: str) -> PodInPreBind | None:
         return None
 
     def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:

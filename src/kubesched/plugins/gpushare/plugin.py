@@ -34,7 +34,7 @@ from kubesched.framework.interfaces import (
     BatchScorePlugin,
     EnqueueExtensions,
     Handle,
-    PreBindPlugin,
+    PreBindPreFlightPlugin,
     PreFilterPlugin,
     PreScorePlugin,
     ReservePlugin,
@@ -110,7 +110,7 @@ class GpuShare(
     BatchScorePlugin,
     ScoreExtensions,
     ReservePlugin,
-    PreBindPlugin,
+    PreBindPreFlightPlugin,
 ):
     """The GpuShare plugin (PreFilter, Filter, PreScore, Score, Reserve, PreBind, EnqueueExtensions)."""
 
@@ -391,6 +391,10 @@ class GpuShare(
     def reserved_gpus(self, pod: PodInfo) -> tuple[int, ...] | None:
         """The GPU indexes reserved for ``pod`` (until it carries them in its annotation)."""
         return self.gpus.reserved.get(pod.uid)
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Work at PreBind (the gpu-ids annotation) only for a pod that was given GPUs."""
+        return None if self.gpus.reserved.get(pod.uid) else Status(Code.SKIP)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         gpus = self.gpus.reserved.get(pod.uid)
