@@ -121,12 +121,6 @@ IMPLIED_PRE_ENQUEUE = "implied_pre_enqueue"
 UNSCHEDULED_POD_ADD_EVENTS = "unscheduled_pod_add_events"
 
 
-#: The state :meth:`Framework.run_pre_enqueue_plugins` times its plugins with (PreEnqueue has no
-#: cycle state; only ``record_plugin_metrics`` is read).
-_PRE_ENQUEUE_SAMPLED = CycleState()
-_PRE_ENQUEUE_SAMPLED.record_plugin_metrics = True
-
-
 class FrameworkError(ValueError):
     """A profile that cannot be built (unknown plugin, duplicate, missing QueueSort/Bind...)."""
 
@@ -486,12 +480,13 @@ class Framework:
             )
 
     def _timed_call(
-        self, state: CycleState, plugin: Plugin, point: str, fn: Callable[..., StatusLike], *args: Any
+        self, record: bool, plugin: Plugin, point: str, fn: Callable[..., StatusLike], *args: Any
     ) -> Status:
-        """:func:`call_plugin`, timed into ``scheduler_plugin_execution_duration_seconds`` in the
-        cycles sampled for plugin metrics, as upstream's ``run<Point>Plugin`` helpers do. PreFilter,
-        Filter, PreScore and Score are timed by their instrumented wrappers instead."""
-        if not state.record_plugin_metrics or self.metrics is None:
+        """:func:`call_plugin`, timed into ``scheduler_plugin_execution_duration_seconds`` when
+        ``record`` (a cycle sampled for plugin metrics, ``state.record_plugin_metrics``), as
+        upstream's ``run<Point>Plugin`` helpers do. PreFilter, Filter, PreScore and Score are timed
+        by their instrumented wrappers instead."""
+        if not record or self.metrics is None:
             return call_plugin(plugin, point, fn, *args)
         start = time.perf_counter()
         s = call_plugin(plugin, point, fn, *args)
@@ -536,12 +531,9 @@ class Framework:
         """Upstream's queue ``runPreEnqueuePlugins``: the extension point's duration always, each
         plugin's for a sample of runs (its own draw, as the queue's ``shouldRecordMetric``)."""
         start = time.perf_counter()
-        state = _PRE_ENQUEUE_SAMPLED if self.metrics is not None and self.metrics.sample_plugin_metrics() else None
+        record = self.metrics is not None and self.metrics.sample_plugin_metrics()
         for p in self.points.pre_enqueue:
-            if state is not None:
-                s = self._timed_call(state, p, "PreEnqueue", p.pre_enqueue, pod)
-            else:
-                s = self._call(p, "PreEnqueue", p.pre_enqueue, pod)
+            s = self._timed_call(record, p, "PreEnqueue", p.pre_enqueue, pod)
             if not s.is_success():
                 if not s.is_rejected():
                     s = Status(Code.ERROR, f"running PreEnqueue plugin {_q(p.name)}: {s.message()}", error=s.error)
@@ -613,7 +605,7 @@ class Framework:
             if p.name in state.skip_filter_plugins:
                 continue
             add = partial(_extension, p, "add_pod", state, pod, pod_to_add, node_info)
-            s = self._timed_call(state, p, "PreFilterExtensionAddPod", add)
+            s = self._timed_call(state.record_plugin_metrics, p, "PreFilterExtensionAddPod", add)
             if not s.is_success():
                 return Status(
                     Code.ERROR, f"running AddPod on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
@@ -627,7 +619,7 @@ class Framework:
             if p.name in state.skip_filter_plugins:
                 continue
             s = self._timed_call(
-                state,
+                state.record_plugin_metrics,
                 p,
                 "PreFilterExtensionRemovePod",
                 partial(_extension, p, "remove_pod", state, pod, pod_to_remove, node_info),
@@ -679,7 +671,7 @@ class Framework:
                 r, st = p.post_filter(state, pod, filtered_node_status)
                 return st
 
-            s = self._timed_call(state, p, "PostFilter", call)
+            s = self._timed_call(state.record_plugin_metrics, p, "PostFilter", call)
             if s.is_success() or s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 s.plugin = p.name
                 self._observe("PostFilter", s, start)
@@ -821,7 +813,7 @@ class Framework:
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         start = time.perf_counter()
         for p in self.points.reserve:
-            s = self._timed_call(state, p, "Reserve", p.reserve, state, pod, node_name)
+            s = self._timed_call(state.record_plugin_metrics, p, "Reserve", p.reserve, state, pod, node_name)
             if not s.is_success():
                 s.plugin = p.name
                 if not s.is_rejected():
@@ -863,7 +855,7 @@ class Framework:
                 st, timeout = p.permit(state, pod, node_name)
                 return st
 
-            s = self._timed_call(state, p, "Permit", call)
+            s = self._timed_call(state.record_plugin_metrics, p, "Permit", call)
             if s.is_success():
                 continue
             if s.is_wait():
@@ -895,9 +887,10 @@ class Framework:
         returning = Status(Code.SKIP)
         for p in self.points.pre_bind:
             flight = getattr(p, "pre_bind_pre_flight", None)
-            s = self._timed_call(state, p, "PreBindPreFlight", flight, state, pod, node_name) if callable(
-                flight
-            ) else Status(Code.SUCCESS)
+            if not callable(flight):
+                s = Status(Code.SUCCESS)
+            else:
+                s = self._timed_call(state.record_plugin_metrics, p, "PreBindPreFlight", flight, state, pod, node_name)
             if s.code == Code.ERROR:
                 err = Status(Code.ERROR, f"running PreBindPreFlight {_q(p.name)}: {s.message()}", error=s.error,
                              plugin=p.name)
@@ -929,7 +922,7 @@ class Framework:
         for p in self.points.pre_bind:
             if p.name in state.skip_pre_bind_plugins:
                 continue
-            s = self._timed_call(state, p, "PreBind", p.pre_bind, state, pod, node_name)
+            s = self._timed_call(state.record_plugin_metrics, p, "PreBind", p.pre_bind, state, pod, node_name)
             if s.is_skip():
                 continue
             if not s.is_success():
@@ -946,7 +939,7 @@ class Framework:
         start = time.perf_counter()
         s = Status(Code.SKIP)
         for p in self.points.bind:
-            s = self._timed_call(state, p, "Bind", p.bind, state, pod, node_name)
+            s = self._timed_call(state.record_plugin_metrics, p, "Bind", p.bind, state, pod, node_name)
             if s.is_skip():
                 continue
             if not s.is_success():

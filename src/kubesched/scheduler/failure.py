@@ -21,6 +21,7 @@ from kubesched.framework.types import (
     NominatingMode,
     PodInfo,
     QueuedPodInfo,
+    pod_uid,
 )
 from kubesched.scheduler.base import SchedulerBase
 
@@ -39,10 +40,6 @@ def truncate_message(msg: str) -> str:
 
 class _NoNodes(Exception):
     """The snapshot has no node: the pod waits, logged as "no nodes are registered", not as an error."""
-
-
-def _uid(pod: Mapping[str, Any]) -> str:
-    return str((pod.get("metadata") or {}).get("uid") or "")
 
 
 def _generation(pod: Mapping[str, Any]) -> int:
@@ -116,9 +113,9 @@ class FailureHandlingMixin(SchedulerBase):
             log.info("pod %s has been assigned to node; abort adding it back to queue", pi.key)
             self.queue.done(pi.uid)
         else:
-            if release.has(FAILURE_HANDLER_RECREATED_POD) and _uid(cached) != pi.uid:
+            if release.has(FAILURE_HANDLER_RECREATED_POD) and pod_uid(cached) != pi.uid:
                 log.debug("pod %s was recreated while handling scheduling failure (old UID %s, new UID %s); "
-                          "skip requeueing and status updates", pi.key, pi.uid, _uid(cached))
+                          "skip requeueing and status updates", pi.key, pi.uid, pod_uid(cached))
                 self.queue.done(pi.uid)
                 return
             if cached is not pi.pod:
