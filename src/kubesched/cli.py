@@ -167,6 +167,15 @@ def _emulated_version_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def _feature_gates_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--feature-gates``, kube-scheduler's flag (docs/releases.md)."""
+    return click.option(
+        "--feature-gates", "feature_gates", multiple=True, metavar="[kube:]KEY=BOOL,...",
+        help="The feature gates of the --emulated-version release, validated as its kube-scheduler does "
+        "(e.g. OpportunisticBatching=false).",
+    )(fn)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
@@ -183,6 +192,7 @@ def _emulated_version_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-v", "--v", "verbosity", type=int, default=0, help="Log verbosity (as kube-scheduler's -v).")
 @_emulated_version_option
+@_feature_gates_option
 def simulate(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -193,12 +203,15 @@ def simulate(
     output: str,
     verbosity: int,
     release: Release | None,
+    feature_gates: tuple[str, ...],
 ) -> None:
     """Schedule the pods in PATHS (YAML files or folders) on a simulated cluster with a virtual clock."""
+    from kubesched.config.releases import DEFAULT_RELEASE
     from kubesched.sim.runner import DEFAULT_START, ArrivalError
     from kubesched.sim.runner import simulate as run_sim
 
     _setup_logging(verbosity)
+    gates = _feature_gates(feature_gates, release or DEFAULT_RELEASE)
     reg = _registry()
     config = _load_config(config_path, reg, release)
     start_ts, until_ts = _time_window(start, until, DEFAULT_START)
@@ -211,7 +224,9 @@ def simulate(
     if not objects.pods and not objects.nodes:
         _fail([f"no Nodes or Pods found in {', '.join(paths)}"])
     try:
-        result = run_sim(objects, config, reg, seed=seed, start=start_ts, until=until_ts, tie_break=tie_break)
+        result = run_sim(
+            objects, config, reg, seed=seed, start=start_ts, until=until_ts, tie_break=tie_break, feature_gates=gates
+        )
     except (FrameworkError, ArrivalError) as err:
         _fail([str(err)])
     if output == "json":

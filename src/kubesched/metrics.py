@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString as _float_to_go_string
 
 from kubesched.config.releases import (
+    BATCH_RESCORES_HINTED_NODE,
     DEFAULT_RELEASE,
     POD_SCHEDULED_AFTER_FLUSH_METRIC,
     QUEUED_ENTITIES_METRICS,
@@ -330,6 +331,52 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        # OpportunisticBatching (framework/batch.py), registered whether or not the gate is on.
+        self.batch_attempts_total = Counter(
+            "scheduler_batch_attempts",
+            "Counts of results when we attempt to use batching.",
+            ["profile", "result"],
+            registry=r,
+        )
+        self.batch_cache_flushed_total = Counter(
+            "scheduler_batch_cache_flushed",
+            "Counts of cache flushes by reason.",
+            ["profile", "reason"],
+            registry=r,
+        )
+        self.get_node_hint_duration = LightHistogram(
+            "scheduler_get_node_hint_duration_seconds",
+            "Latency for getting a node hint.",
+            ["hinted", "profile"],
+            buckets=_exp(0.00001, 2, 12),
+            registry=r,
+        )
+        rescore = release.has(BATCH_RESCORES_HINTED_NODE)
+        self.store_schedule_results_duration = LightHistogram(
+            "scheduler_store_schedule_results_duration_seconds",
+            # v1.35 and v1.36 ship this help text as it is.
+            "Latency for storing scheduling results." if rescore else "Latency for getting a no.",
+            ["profile"],
+            buckets=_exp(0.00001, 2, 12),
+            registry=r,
+        )
+        self.batch_rescore_attempts: Counter | None = None
+        self.batch_rescore_duration: LightHistogram | None = None
+        if rescore:
+            self.batch_rescore_attempts = Counter(
+                "scheduler_batch_rescore_attempts",
+                "Counts of rescore attempts during opportunistic batching.",
+                ["profile"],
+                registry=r,
+            )
+            self.batch_rescore_duration = LightHistogram(
+                "scheduler_batch_rescore_duration_seconds",
+                "Latency for rescoring a node during opportunistic batching.",
+                ["profile"],
+                buckets=_exp(0.00001, 2, 12),
+                registry=r,
+            )
+
         # The families a release added (pkg/scheduler/metrics/metrics.go at v1.36.3 and v1.37.2).
         self.pod_scheduled_after_flush: Counter | None = None
         if release.has(POD_SCHEDULED_AFTER_FLUSH_METRIC):
@@ -422,6 +469,26 @@ class SchedulerMetrics:
         if self.queue_incoming_entities is not None:
             # Every kubesched entity is a pod outside any pod group (no Workload API yet).
             self._child(self.queue_incoming_entities, queue, event, "pod").inc()
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        self._child(self.batch_attempts_total, profile, result).inc()
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        self._child(self.batch_cache_flushed_total, profile, reason).inc()
+
+    def observe_get_node_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        self._child(self.get_node_hint_duration, "hint" if hinted else "no_hint", profile).observe(seconds)
+
+    def observe_store_schedule_results(self, profile: str, seconds: float) -> None:
+        self._child(self.store_schedule_results_duration, profile).observe(seconds)
+
+    def batch_rescore_attempt(self, profile: str) -> None:
+        if self.batch_rescore_attempts is not None:
+            self._child(self.batch_rescore_attempts, profile).inc()
+
+    def observe_batch_rescore(self, profile: str, seconds: float) -> None:
+        if self.batch_rescore_duration is not None:
+            self._child(self.batch_rescore_duration, profile).observe(seconds)
 
     def observe_scheduled_after_flush(self) -> None:
         if self.pod_scheduled_after_flush is not None:

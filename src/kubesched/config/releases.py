@@ -267,8 +267,11 @@ BATCH_RESCORES_HINTED_NODE = Change(
     "BatchRescoresHintedNode",
     V1_37,
     "pkg/scheduler/framework/runtime/batch.go (rescoreHintedNode)",
-    "OpportunisticBatching re-scores the previous pod's node when it still fits instead of flushing",
-    where="n/a: kubesched has no OpportunisticBatching yet (issue 14)",
+    "OpportunisticBatching re-scores the previous pod's node when it still fits instead of flushing "
+    "(node_not_full); a pod with a nominated node flushes the batch (pod_nominated); "
+    "scheduler_batch_rescore_attempts_total and scheduler_batch_rescore_duration_seconds",
+    where="framework/batch.py (OpportunisticBatch._refresh, _rescore_node), framework/runtime.py "
+    "(run_raw_score_plugins, normalize_scores), metrics.py",
 )
 
 #: Every behaviour difference between the supported releases, oldest first.

@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 
+from .batch import OpportunisticBatch
 from .cycle_state import CycleState
 from .events import WILDCARD_EVENT, ClusterEventWithHint
 from .filtering import (
@@ -64,11 +66,14 @@ from .interfaces import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    SignPlugin,
 )
 from .node_rows import names_of
 from .plugin_calls import call_plugin, call_plugin_pair, debug_traceback, exception_status, one_line, quote
 from .pods_in_pre_bind import PodsInPreBindMap
 from .registry import Registry
+from .signature import SCHEDULER_NAME_SIGNER, PodSignature
+from .signature import encode as encode_signature
 from .status import Code, Status, StatusLike
 from .types import (
     NodeInfo,
@@ -119,6 +124,11 @@ IMPLIED_PRE_ENQUEUE = "implied_pre_enqueue"
 #: attribute that turns the event on while the plugin is enabled in some profile, so pods it parked
 #: can be let in when a sibling arrives. Without it no event is raised, as upstream without the gate.
 UNSCHEDULED_POD_ADD_EVENTS = "unscheduled_pod_add_events"
+
+
+#: ``PodInfo.cache`` key of the pod's signature, per profile (``Framework.sign_pod``).
+_SIGNATURE_KEY = "Signature/"
+_SUCCESS = Status(Code.SUCCESS)
 
 
 class FrameworkError(ValueError):
@@ -253,6 +263,7 @@ class Framework:
         handle: Handle,
         *,
         metrics: SchedulerMetrics | None = None,
+        opportunistic_batching: bool = False,
     ) -> None:
         self.profile = profile
         self.profile_name = profile.scheduler_name
@@ -277,6 +288,13 @@ class Framework:
             p.name: p for p in self.points.score if isinstance(p, BatchScorePlugin)
         }
         self._filters = FilterPlugins.of(self.points.filter)
+        #: OpportunisticBatching (gate on): the batch state, and the plugins that sign pods.
+        self.batch: OpportunisticBatch | None = None
+        self._signers: tuple[SignPlugin, ...] = ()
+        self.signatures_enabled = False
+        if opportunistic_batching:
+            self._compute_batchable_plugins()
+            self.batch = OpportunisticBatch(self, handle.clock.now)
 
     # ------------------------------------------------------------------------------------------
     # construction
@@ -341,6 +359,74 @@ class Framework:
             )
         if not self.points.bind:
             raise FrameworkError(f"profile {self.profile_name!r}: at least one Bind plugin is required")
+
+    def _compute_batchable_plugins(self) -> None:
+        """Upstream ``computeBatchablePlugins``: every PreFilter, Filter, PreScore and Score plugin
+        must sign pods, or the profile never batches (said once, at start-up)."""
+        signers: list[SignPlugin] = []
+        unsupported: list[str] = []
+        seen: set[str] = set()
+        for point in ("pre_filter", "filter", "pre_score", "score"):
+            for wrapped in self.points[point]:
+                name = wrapped.name
+                if name in seen:
+                    continue
+                seen.add(name)
+                plugin = self.plugins.get(name, wrapped)
+                if callable(getattr(plugin, "sign_pod", None)):
+                    signers.append(cast(SignPlugin, plugin))
+                else:
+                    unsupported.append(name)
+        self._signers = tuple(signers)
+        self.signatures_enabled = not unsupported
+        if unsupported:
+            log.info("Disabling signatures for profile %s because plugins do not support it: %s",
+                     self.profile_name, ", ".join(sorted(unsupported)))
+
+    @property
+    def release(self) -> Release:
+        return cast("Release", getattr(self.handle, "release", DEFAULT_RELEASE))
+
+    def sign_pod(self, pod: PodInfo, record: bool = False) -> PodSignature | None:
+        """Upstream ``SignPod``: the pod's signature, or None when some plugin cannot sign it.
+
+        Computed once per pod version and profile (kept in ``pod.cache``), as v1.36+ computes it
+        once when the pod enters the queue; the signature depends only on the pod. Every plugin
+        call is timed into ``scheduler_plugin_execution_duration_seconds{extension_point="Sign"}``
+        as upstream times it (not sampled); the extension point itself only in sampled cycles."""
+        if not self.signatures_enabled:
+            return None
+        key = _SIGNATURE_KEY + self.profile_name
+        cache = pod.cache
+        if key in cache:
+            return cast("PodSignature | None", cache[key])
+        start = time.perf_counter()
+        fragments: dict[str, Any] = {SCHEDULER_NAME_SIGNER: pod.scheduler_name}
+        signature: PodSignature | None = None
+        metrics = self.metrics
+        for p in self._signers:
+            t0 = time.perf_counter()
+            try:
+                parts, st = p.sign_pod(pod)
+                status = st if st is not None else _SUCCESS
+            except Exception as err:
+                debug_traceback(p.name, "SignPod")
+                parts, status = (), Status(Code.ERROR, one_line(err))
+            if metrics is not None:
+                metrics.observe_plugin_duration("Sign", p.name, status.code.upstream_name, time.perf_counter() - t0)
+            if not status.is_success():
+                if status.code == Code.ERROR:
+                    log.error("SignPod failed for plugin %s: %s", p.name, status.message())
+                log.debug("SignPod can't sign pod %s due to plugin %s: %s", pod.key, p.name, status.message())
+                break
+            for fragment in parts:
+                fragments[fragment.key] = fragment.value
+        else:
+            signature = encode_signature(fragments)
+        cache[key] = signature
+        if record:
+            self._observe("Sign", _SUCCESS, start)
+        return signature
 
     def _set_instrumented_plugins(self, metrics: SchedulerMetrics) -> None:
         """Upstream ``setInstrumentedPlugins``: the PreFilter, Filter, PreScore and Score plugins
@@ -716,12 +802,12 @@ class Framework:
         snapshot: Snapshot | None = None,
         indices: npt.NDArray[np.intp] | None = None,
     ) -> ScoreResult | Status:
-        """Score, normalise and weight; scores outside [0, 100] after normalisation are an Error."""
+        """Score, normalise and weight; scores outside [0, 100] after normalisation are an Error.
+
+        As upstream: every plugin's raw scores first, then every normaliser, then the weights."""
         start = time.perf_counter()
         names = names_of(nodes)
         raw: dict[str, npt.NDArray[np.int64]] = {}
-        normalized: dict[str, npt.NDArray[np.int64]] = {}
-        total = np.zeros(len(nodes), dtype=np.int64)
         for p in self.points.score:
             if p.name in state.skip_score_plugins:
                 continue
@@ -746,6 +832,53 @@ class Framework:
                 _debug_traceback(p.name, "Score")
                 return self._score_error(p.name, _one_line(err), start, "score")
             raw[p.name] = scores
+        res = self._normalize_scores(state, pod, names, raw, start)
+        if isinstance(res, ScoreResult):
+            self._observe("Score", Status(Code.SUCCESS), start)
+        return res
+
+    def run_raw_score_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> dict[str, int] | Status:
+        """Upstream ``RunRawScorePlugins`` (v1.37): each non-skipped Score plugin's raw score of one
+        node (OpportunisticBatching re-scores the previous pod's node with it)."""
+        out: dict[str, int] = {}
+        for p in self.points.score:
+            if p.name in state.skip_score_plugins:
+                continue
+            try:
+                value, st = p.score(state, pod, node)
+            except Exception as err:
+                _debug_traceback(p.name, "Score")
+                return Status(Code.ERROR, f"plugin {_q(p.name)} failed with: {_one_line(err)}", plugin=p.name)
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, f"plugin {_q(p.name)} failed with: {st.message()}", plugin=p.name)
+            if type(value) is not int and (why := _bad_score(value)) is not None:
+                return Status(Code.ERROR, f"plugin {_q(p.name)} failed with: {why}", plugin=p.name)
+            out[p.name] = int(value)
+        return out
+
+    def normalize_scores(
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Mapping[str, npt.NDArray[np.int64]]
+    ) -> ScoreResult | Status:
+        """Upstream ``NormalizeScores`` (v1.37): normalise and weight raw scores computed earlier."""
+        return self._normalize_scores(state, pod, names, raw, None)
+
+    def _normalize_scores(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        names: Sequence[str],
+        raw_scores: Mapping[str, npt.NDArray[np.int64]],
+        start: float | None,
+    ) -> ScoreResult | Status:
+        raw: dict[str, npt.NDArray[np.int64]] = {}
+        normalized: dict[str, npt.NDArray[np.int64]] = {}
+        n = len(names)
+        scores = np.zeros(0, dtype=np.int64)
+        for p in self.points.score:
+            if p.name in state.skip_score_plugins:
+                continue
+            scores = raw_scores.get(p.name, np.zeros(n, dtype=np.int64))
+            raw[p.name] = scores
             try:
                 ext = p.score_extensions()
             except Exception as err:
@@ -753,18 +886,18 @@ class Framework:
                 return self._score_error(p.name, _one_line(err), start, "normalize")
             if ext is not None:
                 batch_norm = getattr(ext, "normalize_score_batch", None)
-                raw[p.name] = scores.copy()  # a normaliser may rewrite its input in place
+                scores = scores.copy()  # a normaliser may rewrite its input in place
                 try:
                     if callable(batch_norm):
                         norm_start = time.perf_counter()
                         got = batch_norm(state, pod, scores)
                         self._time_plugin(state, p, "ScoreExtensionNormalize", "Success", norm_start)
-                        why = _bad_scores(got, len(nodes))
+                        why = _bad_scores(got, n)
                         if why is not None:
                             return self._score_error(p.name, why, start, "normalize")
                         scores = np.asarray(got, dtype=np.int64)
                     else:
-                        lst = [NodeScore(n, int(v)) for n, v in zip(names, scores, strict=True)]
+                        lst = [NodeScore(name, int(v)) for name, v in zip(names, scores, strict=True)]
                         norm_start = time.perf_counter()
                         st = ext.normalize_score(state, pod, lst)
                         self._time_plugin(state, p, "ScoreExtensionNormalize", status_label(st), norm_start)
@@ -780,7 +913,7 @@ class Framework:
             normalized[p.name] = scores
         # Upstream applies the weights once every plugin has normalised, checking each plugin's
         # scores in plugin order; one min/max over all of them finds out whether any is out of range.
-        if normalized and len(nodes):
+        if normalized and n:
             every = np.concatenate(list(normalized.values())) if len(normalized) > 1 else scores
             if every.min() < MIN_NODE_SCORE or every.max() > MAX_NODE_SCORE:
                 for name, sc in normalized.items():
@@ -793,12 +926,12 @@ class Framework:
                             start,
                             "weight",
                         )
+        total = np.zeros(n, dtype=np.int64)
         for name, sc in normalized.items():
             total += sc * self.score_weights[name]
-        self._observe("Score", Status(Code.SUCCESS), start)
         return ScoreResult(names, raw, normalized, dict(self.score_weights), total)
 
-    def _score_error(self, plugin: str, msg: str, start: float, what: str) -> Status:
+    def _score_error(self, plugin: str, msg: str, start: float | None, what: str) -> Status:
         """Upstream's messages: a failing Score or NormalizeScore, or an out-of-range score."""
         if what == "score":
             text = f"running Score plugins: plugin {_q(plugin)} failed with: {msg}"
@@ -807,7 +940,8 @@ class Framework:
         else:
             text = f"applying score defaultWeights on Score plugins: plugin {_q(plugin)} {msg}"
         st = Status(Code.ERROR, text, plugin=plugin)
-        self._observe("Score", st, start)
+        if start is not None:
+            self._observe("Score", st, start)
         return st
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

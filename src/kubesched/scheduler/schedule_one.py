@@ -16,11 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from kubesched.backend.cache import CacheError
+from kubesched.framework.batch import SortedScoredNodes
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.filtering import NodeFilter
 from kubesched.framework.node_rows import NodeRows, names_of
 from kubesched.framework.preemption import NodeToStatus
 from kubesched.framework.runtime import Framework, ScoreResult
+from kubesched.framework.signature import PodSignature
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import (
     ERR_NO_NODES_AVAILABLE,
@@ -183,11 +185,34 @@ class ScheduleOneMixin(BindingCycleMixin):
         if not feasible:
             raise FitError(pi, self.snapshot.num_nodes(), diagnosis)
         evaluated = len(feasible) + diagnosis.processed_failures
+        batch = fw.batch
+        cycle = self.queue.scheduling_cycle
         if len(feasible) == 1:
+            if batch is not None:
+                batch.store_schedule_results(diagnosis.signature, diagnosis.node_hint, feasible[0].name, None, cycle)
             return ScheduleResult(feasible[0].name, evaluated, 1)
         scores = self.prioritize_nodes(fw, state, pi, feasible, diagnosis.feasible_rows)
-        host = self.select_host(scores)
+        if batch is None:
+            host = self.select_host(scores)
+        elif diagnosis.signature is None:
+            host = self.select_host(scores)
+            batch.store_schedule_results(
+                None, diagnosis.node_hint, host, None, cycle, n_others=len(scores.nodes) - 1
+            )
+        else:
+            # Upstream's sorted candidates: the best node is the chosen one, the rest are kept.
+            ordered = SortedScoredNodes.of(scores, self._randomizers(len(scores.nodes)))
+            host = ordered.pop()
+            batch.store_schedule_results(diagnosis.signature, diagnosis.node_hint, host, ordered, cycle)
         return ScheduleResult(host, evaluated, len(feasible), scores=scores)
+
+    def _randomizers(self, n: int) -> np.ndarray:
+        """Upstream's per-node ``Randomizer``, set only for nodes an extender scored (kubesched
+        runs no extenders): 0, so the heap's order breaks ties. With ``--tie-break node-order``
+        the first node in walk order wins instead."""
+        if self.tie_break == TIE_BREAK_NODE_ORDER:
+            return np.arange(n, 0, -1, dtype=np.int64)
+        return np.zeros(n, dtype=np.int64)
 
     def find_nodes_that_fit_pod(
         self, fw: Framework, state: CycleState, pi: PodInfo
@@ -207,7 +232,14 @@ class ScheduleOneMixin(BindingCycleMixin):
                 diagnosis.unschedulable_plugins.add(s.plugin)
             return [], diagnosis
 
-        nominated = str((pi.pod.get("status") or {}).get("nominatedNodeName") or "")
+        batch = fw.batch
+        if batch is not None:
+            # Upstream asks for the hint even when the pod has a nominated node, which goes first.
+            diagnosis.signature = fw.sign_pod(pi, state.record_plugin_metrics)
+            diagnosis.node_hint = batch.get_node_hint(
+                state, pi, diagnosis.signature, self.queue.scheduling_cycle, self.snapshot.get
+            )
+        nominated = str((pi.pod.get("status") or {}).get("nominatedNodeName") or "") or diagnosis.node_hint
         if nominated:
             ni = self.snapshot.get(nominated)
             if ni is not None:
@@ -389,9 +421,12 @@ class _CycleError(Exception):
 class _Diag(Diagnosis):
     """Diagnosis plus the bookkeeping of lazily computed reasons for batch-rejected nodes."""
 
-    __slots__ = ("feasible_rows", "processed_failures")
+    __slots__ = ("feasible_rows", "node_hint", "processed_failures", "signature")
 
     def __init__(self) -> None:
         super().__init__()
         self.processed_failures = 0
         self.feasible_rows: np.ndarray | None = None
+        #: OpportunisticBatching: the pod's signature and the node the batch hinted ("" for none).
+        self.signature: PodSignature | None = None
+        self.node_hint = ""

@@ -30,8 +30,10 @@ from kubesched.config.releases import (
     IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD,
     IMAGE_LOCALITY_IMAGE_VOLUMES,
 )
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Handle
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -131,6 +133,12 @@ class ImageLocality(BatchScorePlugin):
         release = handle.release if handle is not None else DEFAULT_RELEASE
         self._volumes = release.has(IMAGE_LOCALITY_IMAGE_VOLUMES)
         self._volumes_in_count = release.has(IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD)
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its score depends on the containers' images (upstream signs the containers' and init
+        containers' images only, in every release)."""
+        names = [normalized_image_name(str(c.get("image") or "")) for c in sign.containers(pod)]
+        return [SignFragment(sign.IMAGE_NAMES_SIGNER, sign.images(names))], None
 
     def _pod_images(self, pod: PodInfo) -> tuple[list[str], int]:
         return pod_images(pod, volumes=self._volumes, volumes_in_count=self._volumes_in_count)

@@ -25,6 +25,7 @@ from kubesched.config.releases import (
     V1_36,
     Release,
 )
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import (
@@ -39,6 +40,7 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
 )
 from kubesched.framework.lazy_state import filter_by_batch_mask
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult, pod_uid
@@ -118,6 +120,16 @@ class InterPodAffinity(
         # The batch forms' per-row counts, kept across cycles (batch.py).
         self._existing = ExistingTerms()
         self._incoming = IncomingIndex()
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """A pod with (anti-)affinity depends on other pods' places: not signable. Otherwise its
+        labels matter (other pods' terms may select it), unless existing pods' preferred terms
+        are ignored (``ignorePreferredTermsOfExistingPods``)."""
+        if pod.has_affinity:
+            return [], Status(Code.UNSCHEDULABLE, "pods with InterPodAffinity are not signable")
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return [], None
+        return [SignFragment(sign.LABELS_SIGNER, dict(pod.labels))], None
 
     def _snapshot(self) -> Snapshot:
         return self.handle.snapshot_shared_lister()

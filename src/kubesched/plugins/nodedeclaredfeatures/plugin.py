@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kubesched.config.releases import DEFAULT_RELEASE, NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE, SPLIT_POD_EVENTS
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -34,6 +35,7 @@ from kubesched.framework.interfaces import (
     PreFilterExtensions,
     PreFilterPlugin,
 )
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, JSONValue, NodeInfo, PodInfo, PreFilterResult, pod_uid
 from kubesched.plugins import names
@@ -85,6 +87,16 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         #: v1.37 registers the pod's own updates as TargetPod events; v1.36 as Pod updates, which
         #: its hint narrows to the pod by UID.
         self._target_pod_events = release.has(SPLIT_POD_EVENTS)
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the features the pod needs (OpportunisticBatching)."""
+        if not self._enabled:
+            return [SignFragment(sign.FEATURES_SIGNER, [])], None
+        try:
+            reqs = self._requirements(pod)
+        except ValueError as err:
+            return [], Status.as_status(err)
+        return [SignFragment(sign.FEATURES_SIGNER, [reqs.bits, reqs.size])], None
 
     @classmethod
     def with_framework(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
@@ -20,6 +21,7 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import HostPortInfo, JSONObj, NodeInfo, PodInfo, PreFilterResult, spec
 from kubesched.plugins import names
@@ -59,6 +61,10 @@ class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
 
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's host ports (OpportunisticBatching)."""
+        return [SignFragment(sign.HOST_PORTS_SIGNER, sign.host_ports(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

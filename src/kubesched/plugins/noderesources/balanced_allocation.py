@@ -27,8 +27,10 @@ import numpy.typing as npt
 from kubesched.config.errors import ConfigError
 from kubesched.config.plugin_args import NodeResourcesBalancedAllocationArgs
 from kubesched.config.releases import BALANCED_ALLOCATION_WITH_AND_WITHOUT_POD, DEFAULT_RELEASE
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Handle, PreScorePlugin
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -164,6 +166,12 @@ class BalancedAllocation(PreScorePlugin, BatchScorePlugin):
             use_requested=True,
             dense_scorer=balanced_resource_dense_scorer,
         )
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses
+        pods whose extended resources DRA would provide (v1.36+); kubesched has no DRA
+        extended resources, so every pod is signed."""
+        return [SignFragment(sign.RESOURCES_SIGNER, sign.resources(pod))], None
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)

@@ -24,6 +24,7 @@ from kubesched.config.plugin_args import (
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesFitArgs,
 )
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interfaces import (
@@ -34,6 +35,7 @@ from kubesched.framework.interfaces import (
     PreFilterPlugin,
     PreScorePlugin,
 )
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
@@ -106,6 +108,12 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         self.ignored_resource_groups = set(self.args.ignored_resource_groups)
 
     # -- PreFilter --------------------------------------------------------------------------------
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses
+        pods whose extended resources DRA would provide (v1.36+); kubesched has no DRA
+        extended resources, so every pod is signed."""
+        return [SignFragment(sign.RESOURCES_SIGNER, sign.resources(pod))], None
+
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
