@@ -118,19 +118,28 @@ class SortedScoredNodes:
         total: npt.NDArray[np.int64],
         randomizer: npt.NDArray[np.int64],
         raw: Mapping[str, npt.NDArray[np.int64]],
+        *,
+        first: int = 0,
     ) -> None:
         self.names = list(names)
         self.total: list[int] = total.tolist()
         self.randomizer: list[int] = randomizer.tolist()
         self.raw = dict(raw)
         self._heap = list(range(len(self.names)))
+        if first:
+            # The node at ``first`` heads the list: if it has the best total, it is the root.
+            self._heap[0], self._heap[first] = first, 0
         n = len(self._heap)
         for i in range(n // 2 - 1, -1, -1):  # heap.Init
             self._down(i, n)
 
     @classmethod
-    def of(cls, scores: Scores, randomizer: npt.NDArray[np.int64]) -> SortedScoredNodes:
-        return cls(scores.nodes, scores.total, randomizer, scores.raw)
+    def of(cls, scores: Scores, chosen: int) -> SortedScoredNodes:
+        """The scored nodes with ``chosen`` (one of the best) first, so that it is the root:
+        upstream's heap over a feasible list in which its parallel Filter found ``chosen`` first,
+        one of the orders it can produce. Randomizers are 0, as upstream's without extenders."""
+        n = len(scores.nodes)
+        return cls(scores.nodes, scores.total, np.zeros(n, dtype=np.int64), scores.raw, first=chosen)
 
     def _less(self, a: int, b: int) -> bool:
         ta, tb = self.total[a], self.total[b]

@@ -78,16 +78,23 @@ def host_ports(pod: PodInfo) -> list[int]:
     return sorted(ports)
 
 
+def _go_json(value: Any) -> str:
+    """``json.Marshal`` of a value built in Go's field order (no spaces, keys as given)."""
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
 def _requirements(reqs: Any) -> list[str]:
-    """Upstream ``NodeSelectorRequirementsSigner``: each requirement with its values sorted, sorted."""
+    """Upstream ``NodeSelectorRequirementsSigner``: each requirement with its values sorted, as
+    Go marshals a ``NodeSelectorRequirement``; the strings sorted."""
     out = []
     for r in reqs if isinstance(reqs, list) else ():
         if not isinstance(r, Mapping):
             continue
-        t = dict(r)
-        if isinstance(t.get("values"), list):
-            t["values"] = sorted(str(v) for v in t["values"])
-        out.append(_dump(t))
+        t: dict[str, Any] = {"key": r.get("key", ""), "operator": r.get("operator", "")}
+        values = r.get("values")
+        if isinstance(values, list) and values:
+            t["values"] = sorted(str(v) for v in values)
+        out.append(_go_json(t))
     return sorted(out)
 
 
@@ -106,13 +113,13 @@ def node_affinity(pod: PodInfo) -> dict[str, list[str]] | None:
     if not isinstance(na, Mapping):
         return None
     preferred = sorted(
-        _dump({"Weight": p.get("weight"), "Preference": _term(p.get("preference"))})
+        _go_json({"Weight": p.get("weight", 0), "Preference": _term(p.get("preference"))})
         for p in get_list(na, "preferredDuringSchedulingIgnoredDuringExecution")
         if isinstance(p, Mapping)
     )
     required_sel = na.get("requiredDuringSchedulingIgnoredDuringExecution")
     terms = required_sel.get("nodeSelectorTerms") if isinstance(required_sel, Mapping) else None
-    required = sorted(_dump(_term(t)) for t in (terms if isinstance(terms, list) else ()))
+    required = sorted(_go_json(_term(t)) for t in (terms if isinstance(terms, list) else ()))
     return {"Required": required, "Preferred": preferred}
 
 

@@ -200,19 +200,12 @@ class ScheduleOneMixin(BindingCycleMixin):
                 None, diagnosis.node_hint, host, None, cycle, n_others=len(scores.nodes) - 1
             )
         else:
-            # Upstream's sorted candidates: the best node is the chosen one, the rest are kept.
-            ordered = SortedScoredNodes.of(scores, self._randomizers(len(scores.nodes)))
+            # The chosen node heads upstream's heap of the scored nodes; the rest are kept.
+            chosen = self._select_index(scores)
+            ordered = SortedScoredNodes.of(scores, chosen)
             host = ordered.pop()
             batch.store_schedule_results(diagnosis.signature, diagnosis.node_hint, host, ordered, cycle)
         return ScheduleResult(host, evaluated, len(feasible), scores=scores)
-
-    def _randomizers(self, n: int) -> np.ndarray:
-        """Upstream's per-node ``Randomizer``, set only for nodes an extender scored (kubesched
-        runs no extenders): 0, so the heap's order breaks ties. With ``--tie-break node-order``
-        the first node in walk order wins instead."""
-        if self.tie_break == TIE_BREAK_NODE_ORDER:
-            return np.arange(n, 0, -1, dtype=np.int64)
-        return np.zeros(n, dtype=np.int64)
 
     def find_nodes_that_fit_pod(
         self, fw: Framework, state: CycleState, pi: PodInfo
@@ -397,12 +390,17 @@ class ScheduleOneMixin(BindingCycleMixin):
         return res
 
     def select_host(self, scores: ScoreResult) -> str:
+        return scores.nodes[self._select_index(scores)]
+
+    def _select_index(self, scores: ScoreResult) -> int:
+        """The position of the best node: one of equals at random (seeded), or the first with
+        ``--tie-break node-order``."""
         total = scores.total
         best = total.max()
         winners = np.flatnonzero(total == best)
         if len(winners) == 1 or self.tie_break == TIE_BREAK_NODE_ORDER:
-            return scores.nodes[int(winners[0])]
-        return scores.nodes[int(winners[self.rng.randrange(len(winners))])]
+            return int(winners[0])
+        return int(winners[self.rng.randrange(len(winners))])
 
 
 def _rotate(a: np.ndarray, start: int) -> np.ndarray:

@@ -1,0 +1,162 @@
+"""Pod signatures (OpportunisticBatching): the shared signers, the framework's SignPod and the
+plugins' own, against upstream's tables.
+
+Ported from k8s.io/kube-scheduler/framework/signers_test.go (TestHostPortsSigner,
+TestTolerationsSigner, TestVolumesSigner, TestNodeAffinitySigner), pkg/scheduler/schedule_one_test.go
+(TestSignatures: the exact bytes of the signature), interpodaffinity/plugin_test.go
+(TestPodAffinitySignature), podtopologyspread/filtering_test.go (TestPodTopoSignatures) and
+imagelocality/image_locality_test.go (TestImageSignature), v1.35.4; data/pod_signatures.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubesched.framework import signature as sign
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.signature import SignFragment
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.testing import new_framework
+
+DATA = yaml.safe_load((Path(__file__).parent / "data" / "pod_signatures.yaml").read_text())
+
+
+def _pod(spec: dict[str, Any], labels: dict[str, str] | None = None, scheduler: str = "") -> PodInfo:
+    spec = dict(spec)
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    return PodInfo({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "p", "namespace": "default", "uid": "p", "labels": labels or {}},
+                    "spec": spec})
+
+
+def _rows(key: str) -> list[Any]:
+    return [pytest.param(r, id=r["name"]) for r in DATA[key]]
+
+
+@pytest.mark.parametrize("row", _rows("host_ports"))
+def test_host_ports_signer(row: dict[str, Any]) -> None:
+    assert sign.host_ports(_pod(row["spec"])) == row["want"]
+
+
+@pytest.mark.parametrize("row", _rows("tolerations"))
+def test_tolerations_signer(row: dict[str, Any]) -> None:
+    assert sign.tolerations(_pod(row["spec"])) == row["want"]
+
+
+@pytest.mark.parametrize("row", _rows("volumes"))
+def test_volumes_signer(row: dict[str, Any]) -> None:
+    assert sign.volumes(_pod(row["spec"])) == row["want"]
+
+
+@pytest.mark.parametrize("row", _rows("node_affinity"))
+def test_node_affinity_signer(row: dict[str, Any]) -> None:
+    assert sign.node_affinity(_pod(row["spec"])) == row["want"]
+
+
+def _const_sig(cfg: dict[str, Any]) -> type:
+    """A plugin at one extension point that signs every pod with fixed fragments and code."""
+    fragments = [SignFragment(k, v) for k, v in cfg["fragments"]]
+    code = Code[{"Success": "SUCCESS", "Unschedulable": "UNSCHEDULABLE", "Error": "ERROR"}[cfg["code"]]]
+
+    def sign_pod(self: object, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return fragments, Status(code)
+
+    methods: dict[str, Any] = {"name": cfg["name"], "sign_pod": sign_pod,
+                               "__init__": lambda self, args=None, handle=None: None}
+    point = cfg["point"]
+    if point == "filter":
+        methods["filter"] = lambda self, state, pod, ni: None
+    elif point == "preFilter":
+        methods["pre_filter"] = lambda self, state, pod, nodes: (None, None)
+        methods["pre_filter_extensions"] = lambda self: None
+    elif point == "preScore":
+        methods["pre_score"] = lambda self, state, pod, nodes: None
+    else:
+        methods["score"] = lambda self, state, pod, ni: (0, None)
+        methods["score_extensions"] = lambda self: None
+    return type(cfg["name"], (), methods)
+
+
+@pytest.mark.parametrize("row", _rows("framework"))
+def test_framework_sign_pod(row: dict[str, Any]) -> None:
+    fw = new_framework([_const_sig(p) for p in row["plugins"]], profile="test-scheduler")
+    assert fw.framework.sign_pod(_pod({}, scheduler="test-scheduler"), True) == row["want"]
+
+
+def _plugin_signature(plugin: Any, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
+    parts, st = plugin.sign_pod(pod)
+    return [tuple(f) for f in parts], st
+
+
+@pytest.mark.parametrize("row", _rows("inter_pod_affinity"))
+def test_inter_pod_affinity_signature(row: dict[str, Any]) -> None:
+    fw = new_framework(["InterPodAffinity"], args={"InterPodAffinity": row.get("args", {})})
+    parts, st = _plugin_signature(fw.plugin("InterPodAffinity"), _pod(row["spec"], row["labels"]))
+    if row.get("unsignable"):
+        assert st is not None and st.code == Code.UNSCHEDULABLE
+    else:
+        assert st is None and parts == [tuple(w) for w in row["want"]]
+
+
+@pytest.mark.parametrize("row", _rows("pod_topology_spread"))
+def test_pod_topology_spread_signature(row: dict[str, Any]) -> None:
+    fw = new_framework(["PodTopologySpread"], args={"PodTopologySpread": row["args"]})
+    parts, st = _plugin_signature(fw.plugin("PodTopologySpread"), _pod(row["spec"]))
+    if row.get("unsignable"):
+        assert st is not None and st.code == Code.UNSCHEDULABLE
+    else:
+        assert st is None and parts == row["want"]
+
+
+@pytest.mark.parametrize("row", _rows("image_locality"))
+def test_image_locality_signature(row: dict[str, Any]) -> None:
+    fw = new_framework(["ImageLocality"])
+    parts, st = _plugin_signature(fw.plugin("ImageLocality"), _pod(row["spec"]))
+    assert st is None and parts == [tuple(w) for w in row["want"]]
+
+
+def test_a_plugin_that_raises_makes_the_pod_unsignable() -> None:
+    class Raises:
+        name = "Raises"
+
+        def __init__(self, args: object = None, handle: object = None) -> None:
+            pass
+
+        def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> None:
+            return None
+
+        def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], None]:
+            raise RuntimeError("boom")
+
+    fw = new_framework([Raises])
+    assert fw.framework.sign_pod(_pod({})) is None
+
+
+def test_a_plugin_without_sign_pod_disables_signatures_for_the_profile() -> None:
+    class Unsigned:
+        name = "Unsigned"
+
+        def __init__(self, args: object = None, handle: object = None) -> None:
+            pass
+
+        def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> None:
+            return None
+
+    fw = new_framework([Unsigned])
+    assert not fw.framework.signatures_enabled
+    assert fw.framework.sign_pod(_pod({})) is None
+
+
+def test_every_default_plugin_signs_pods() -> None:
+    """The default profile's PreFilter, Filter, PreScore and Score plugins all implement
+    sign_pod (upstream's in-tree plugins all do), so only PodTopologySpread's defaults stop it."""
+    fw = new_framework({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"})
+    assert fw.framework.signatures_enabled
+    assert fw.framework.sign_pod(_pod({"containers": [{"name": "c", "image": "x"}]})) is None
