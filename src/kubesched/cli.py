@@ -681,7 +681,7 @@ def trace_alibaba_gpu(
 @click.option("--workload", required=True, help="SchedulingBasic, PreemptionBasic, ... (docs/performance.md).")
 @click.option("--nodes", type=int, default=None,
               help="Nodes, 1..50000 (default: the workload's scheduler_perf size).")
-@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts, 0..100000.")
+@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts, 0..500000.")
 @click.option("--pods", type=int, default=None, help="Measured pods, 1..100000.")
 @click.option("--backend", type=click.Choice(["sim", "apiserver"]), default="sim", show_default=True)
 @click.option("--scheduler", "scheduler_name", type=click.Choice(["kubesched", "kube-scheduler"]), default="kubesched",

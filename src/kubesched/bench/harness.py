@@ -18,7 +18,7 @@ SCHEDULERS = ("kubesched", "kube-scheduler")
 #: simulator: 352 MB with 5000 nodes and 50000 pods, docs/performance.md), so the largest run stays
 #: within about 2 GB; the measured tables go up to 15000 nodes and 50000 pods.
 MAX_NODES = 50_000
-MAX_INIT_PODS = 100_000
+MAX_INIT_PODS = 500_000
 MAX_PODS = 100_000
 
 #: ``progress(bound, total)``.
