@@ -743,14 +743,18 @@ def trace_alibaba_gpu(
 @click.option("--workload", required=True, help="SchedulingBasic, PreemptionBasic, ... (docs/performance.md).")
 @click.option("--nodes", type=int, default=None,
               help="Nodes, 1..50000 (default: the workload's scheduler_perf size).")
-@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts, 0..100000.")
+@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts, 0..500000.")
 @click.option("--pods", type=int, default=None, help="Measured pods, 1..100000.")
 @click.option("--backend", type=click.Choice(["sim", "apiserver"]), default="sim", show_default=True)
 @click.option("--scheduler", "scheduler_name", type=click.Choice(["kubesched", "kube-scheduler"]), default="kubesched",
               show_default=True, help="kube-scheduler needs --backend apiserver (scripts/controlplane.sh builds it).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--kernel", is_flag=True,
+              help="Instead of a scheduler, the workload's bare numpy filter+score kernel (SchedulingBasic only): "
+                   "the rate to compare the scheduler's with.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-o", "--output", type=click.Choice(["json"]), default="json", show_default=True)
+@_emulated_version_option
 def bench(
     workload: str,
     nodes: int | None,
@@ -759,8 +763,10 @@ def bench(
     backend: str,
     scheduler_name: str,
     seed: int,
+    kernel: bool,
     progress: bool | None,
     output: str,
+    release: Release | None,
 ) -> None:
     """Run one benchmark workload and print one JSON object: pods/s of the measured pods (bound /
     time from the first one's arrival to the last one's binding), attempt latency, peak RSS."""
@@ -774,14 +780,16 @@ def bench(
     show = err_console.is_terminal if progress is None else progress
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=not show) as bar:
-        task = bar.add_task(escape(f"{workload} ({backend}, {scheduler_name})"), total=None)
+        what = "kernel" if kernel else f"{backend}, {scheduler_name}"
+        task = bar.add_task(escape(f"{workload} ({what})"), total=None)
 
         def report(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
         try:
             result = run_bench(workload, nodes=nodes, init_pods=init_pods, pods=pods, backend=backend,
-                               scheduler=scheduler_name, seed=seed, progress=report)
+                               scheduler=scheduler_name, seed=seed, progress=report, release=release,
+                               kernel=kernel)
         except BenchError as err:
             _fail(err.errors)
     click.echo(json.dumps(result.to_json()))

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from kubesched.bench.workloads import TRACE_PODS, WORKLOADS, trace_dir
 from kubesched.cli import cli
+from kubesched.config.releases import DEFAULT_RELEASE
 
 KEYS = {
     "workload",
@@ -26,6 +27,9 @@ KEYS = {
     "attempt_p50_ms",
     "attempt_p99_ms",
     "peak_rss_mb",
+    "bound",
+    "cpu_seconds",
+    "release",
 }
 
 #: (nodes, init pods, measured pods) small enough for CI, large enough that every measured pod fits
@@ -73,6 +77,28 @@ def test_sim_workload(workload: str) -> None:
     _check(json.loads(output), workload, "sim", "kubesched", (n, k, m))
 
 
+def test_kernel() -> None:
+    # The bare kernel (--kernel) prints the same JSON, marked as the kernel.
+    n, k, m = SIZES["SchedulingBasic"]
+    code, output = _bench("--workload", "SchedulingBasic", "--kernel", "--nodes", str(n), "--init-pods", str(k),
+                          "--pods", str(m))
+    assert code == 0, output
+    out = json.loads(output)
+    _check(out, "SchedulingBasic", "sim", "kernel", (n, k, m))
+    assert out["kernel"] is True and out["release"] == str(DEFAULT_RELEASE)
+
+
+@pytest.mark.parametrize("kernel", [False, True])
+def test_emulated_version(kernel: bool) -> None:
+    n, k, m = SIZES["SchedulingBasic"]
+    code, output = _bench("--workload", "SchedulingBasic", "--emulated-version", "1.35", "--nodes", str(n),
+                          "--init-pods", str(k), "--pods", str(m), *(["--kernel"] if kernel else []))
+    assert code == 0, output
+    out = json.loads(output)
+    assert out["release"] == "1.35" and out["bound"] == m
+    assert ("kernel" in out) is kernel
+
+
 def test_default_size_is_upstreams() -> None:
     # No size given: scheduler_perf's (SchedulingBasic 5000Nodes_10000Pods has 1000 init pods).
     size = WORKLOADS["SchedulingBasic"].default_size
@@ -89,6 +115,10 @@ def test_default_size_is_upstreams() -> None:
         ),
         (["--workload", "SchedulingBasic", "--pods", "0"], "--pods: must be an integer in 1..100000, got 0"),
         (["--workload", "GpuTrace", "--backend", "apiserver", "--pods", "1"], "runs on the simulator only"),
+        (["--workload", "Unschedulable", "--kernel", "--pods", "1"], "only SchedulingBasic has a kernel"),
+        (["--workload", "SchedulingBasic", "--kernel", "--backend", "apiserver", "--pods", "1"],
+         "--kernel runs on its own"),
+        (["--workload", "SchedulingBasic", "--emulated-version", "1.20", "--pods", "1"], "is not between"),
     ],
 )
 def test_bad_input_exits_2(args: list[str], message: str) -> None:
@@ -126,3 +156,23 @@ def test_apiserver(workload: str, scheduler: str) -> None:
     )  # fmt: skip
     assert code == 0, output
     _check(json.loads(output), workload, "apiserver", scheduler, (n, k, m))
+
+
+@pytest.mark.controlplane
+@pytest.mark.parametrize("scheduler", ["kubesched", "kube-scheduler"])
+def test_apiserver_emulated_version(scheduler: str) -> None:
+    # --emulated-version 1.35 on the API server: that release's control plane and kube-scheduler,
+    # and `kubesched run --emulated-version 1.35`.
+    from kubesched.kube.controlplane import require_binaries
+
+    binaries = require_binaries("v1.35")
+    assert binaries.kube_scheduler is not None
+    n, k, m = SIZES["SchedulingBasic"]
+    code, output = _bench(
+        "--workload", "SchedulingBasic", "--backend", "apiserver", "--scheduler", scheduler,
+        "--emulated-version", "1.35", "--nodes", str(n), "--init-pods", str(k), "--pods", str(m),
+    )  # fmt: skip
+    assert code == 0, output
+    out = json.loads(output)
+    _check(out, "SchedulingBasic", "apiserver", scheduler, (n, k, m))
+    assert out["release"] == "1.35"

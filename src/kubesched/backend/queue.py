@@ -66,6 +66,26 @@ class QueueProfile(Protocol):
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]: ...
 
 
+def _sort_key_of(profile: QueueProfile) -> Callable[[QueuedPodInfo], tuple[Any, ...]] | None:
+    """The QueueSort plugin's ``sort_key`` when it has one: a kubesched extension, a function such
+    that ``less(a, b) == (sort_key(a) < sort_key(b))`` (PrioritySort's), which lets activeQ compare
+    tuples instead of calling ``less`` twice a comparison (about 13 µs a pod at 10000 pending pods).
+    Only trusted when the class that defines ``less`` defines it too (a subclass overriding
+    ``less`` alone keeps ``less``)."""
+    plugin = getattr(profile, "queue_sort", None)
+    if plugin is None:
+        return None
+    plugin = getattr(plugin, "plugin", plugin)  # an instrumented wrapper's plugin
+    key = getattr(plugin, "sort_key", None)
+    if key is None or _defined_in(type(plugin), "sort_key") is not _defined_in(type(plugin), "less"):
+        return None
+    return key  # type: ignore[no-any-return]
+
+
+def _defined_in(cls: type, attr: str) -> type | None:
+    return next((c for c in cls.__mro__ if attr in c.__dict__), None)
+
+
 class _Item:
     __slots__ = ("less", "qpi", "seq")
 
@@ -175,8 +195,16 @@ class SchedulingQueue:
         self.metrics = metrics
         self._cond = threading.Condition(threading.RLock())
         self._seq = itertools.count()
-        self._active: list[_Item] = []
+        #: Heap of (sort key, item): the QueueSort plugin's ``sort_key`` with the sequence number
+        #: when every profile's plugin has one (:func:`_sort_key_of`), else the item itself (its
+        #: ``__lt__`` calls ``less``).
+        self._active: list[tuple[Any, _Item]] = []
         self._active_uids: dict[str, _Item] = {}
+        keys = {name: _sort_key_of(fw) for name, fw in profiles.items()}
+        sorters = {type(getattr(fw, "queue_sort", None)) for fw in profiles.values()}
+        self._sort_keys: dict[str, Callable[[QueuedPodInfo], tuple[Any, ...]]] | None = None
+        if keys and len(sorters) == 1 and all(k is not None for k in keys.values()):
+            self._sort_keys = {name: k for name, k in keys.items() if k is not None}
         self._backoff: list[tuple[float, int, str]] = []
         #: Pods whose last attempt ended in an Error: never popped before their backoff expires.
         self._error_backoff: list[tuple[float, int, str]] = []
@@ -265,9 +293,15 @@ class SchedulingQueue:
 
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         item = _Item(qpi, next(self._seq), self._profile(qpi.pod_info).less)
-        heapq.heappush(self._active, item)
+        heapq.heappush(self._active, (self._heap_key(item), item))
         self._active_uids[qpi.pod_info.uid] = item
         self._cond.notify()
+
+    def _heap_key(self, item: _Item) -> Any:
+        keys = self._sort_keys
+        if keys is None:
+            return item
+        return keys[item.qpi.pod_info.scheduler_name](item.qpi), item.seq
 
     def _inc(self, queue: str, event: str) -> None:
         if self.metrics is not None:
@@ -288,7 +322,7 @@ class SchedulingQueue:
 
     def _pop_nowait(self) -> QueuedPodInfo | None:
         while self._active:
-            item = heapq.heappop(self._active)
+            _, item = heapq.heappop(self._active)
             if self._active_uids.get(item.qpi.pod_info.uid) is not item:
                 continue  # stale entry of a deleted/updated pod
             del self._active_uids[item.qpi.pod_info.uid]
@@ -656,7 +690,11 @@ class SchedulingQueue:
             uid = PodInfo(new).uid
             item = self._active_uids.get(uid)
             if item is not None:
+                key = self._heap_key(item)
                 item.qpi.pod_info.update(new)
+                if self._sort_keys is not None and self._heap_key(item) != key:
+                    # Its place in activeQ changed (upstream's heap Update): a new entry, the old stale.
+                    self._push_active(item.qpi)
                 return
             if uid in self._backoff_pods:
                 self._backoff_pods[uid].pod_info.update(new)

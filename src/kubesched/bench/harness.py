@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kubesched.config.releases import DEFAULT_RELEASE, Release
+
 from .errors import BenchError
 from .result import BenchResult
 from .workloads import get_workload
@@ -16,7 +18,7 @@ SCHEDULERS = ("kubesched", "kube-scheduler")
 #: simulator: 352 MB with 5000 nodes and 50000 pods, docs/performance.md), so the largest run stays
 #: within about 2 GB; the measured tables go up to 15000 nodes and 50000 pods.
 MAX_NODES = 50_000
-MAX_INIT_PODS = 100_000
+MAX_INIT_PODS = 500_000
 MAX_PODS = 100_000
 
 #: ``progress(bound, total)``.
@@ -33,8 +35,12 @@ def run_bench(
     scheduler: str = "kubesched",
     seed: int = 0,
     progress: Progress | None = None,
+    release: Release | None = None,
+    kernel: bool = False,
 ) -> BenchResult:
-    """Run ``workload`` at the given size (its scheduler_perf size for what is left out)."""
+    """Run ``workload`` at the given size (its scheduler_perf size for what is left out), with the
+    scheduler behaving as ``release`` (None: the default release), or the bare numpy kernel of
+    the workload instead of a scheduler (``kernel``: SchedulingBasic on the simulator only)."""
     try:
         w = get_workload(workload)
     except KeyError as err:
@@ -50,15 +56,23 @@ def run_bench(
         raise BenchError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
     if scheduler not in SCHEDULERS:
         raise BenchError(f"unknown scheduler {scheduler!r}; one of {', '.join(SCHEDULERS)}")
+    if kernel:
+        from .kernel import KERNEL_WORKLOAD, run_kernel
+
+        if w.name != KERNEL_WORKLOAD:
+            raise BenchError(f"--kernel: only {KERNEL_WORKLOAD} has a kernel, not {w.name}")
+        if backend != "sim" or scheduler != "kubesched":
+            raise BenchError("--kernel runs on its own: no --backend apiserver, no --scheduler kube-scheduler")
+        return run_kernel(w, n, k, m, release=release or DEFAULT_RELEASE, progress=progress)
     if backend == "sim":
         if scheduler != "kubesched":
             raise BenchError("--scheduler kube-scheduler needs --backend apiserver")
         from .sim import run_sim
 
-        return run_sim(w, n, k, m, seed=seed, progress=progress)
+        return run_sim(w, n, k, m, seed=seed, progress=progress, release=release or DEFAULT_RELEASE)
     from .apiserver import run_apiserver
 
-    return run_apiserver(w, n, k, m, scheduler=scheduler, seed=seed, progress=progress)
+    return run_apiserver(w, n, k, m, scheduler=scheduler, seed=seed, progress=progress, release=release)
 
 
 def size_errors(nodes: int, init_pods: int, pods: int) -> list[str]:

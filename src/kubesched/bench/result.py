@@ -30,13 +30,21 @@ class BenchResult:
     #: CPU time the scheduler spent in that window (user + system): on a busy machine the wall
     #: clock also counts other processes' time slices, this does not.
     cpu_seconds: float = 0.0
+    #: The kube-scheduler release the scheduler behaved as (``--emulated-version``).
+    release: str = ""
+    #: The bare numpy kernel (``--kernel``), not a scheduler: only then in the JSON.
+    kernel: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
+        if not self.kernel:
+            del out["kernel"]
         for k in ("seconds", "cpu_seconds"):
             out[k] = round(out[k], 6)
-        for k in ("pods_per_second", "attempt_p50_ms", "attempt_p99_ms", "peak_rss_mb"):
+        for k in ("pods_per_second", "peak_rss_mb"):
             out[k] = round(out[k], 1)
+        for k in ("attempt_p50_ms", "attempt_p99_ms"):  # the kernel's take tens of microseconds
+            out[k] = round(out[k], 3)
         return out
 
 

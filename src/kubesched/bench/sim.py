@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.config.load import load_config
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
@@ -65,10 +66,16 @@ def run_sim(
     config: KubeSchedulerConfiguration | None = None,
     registry: Registry | None = None,
     progress: Progress | None = None,
+    release: Release = DEFAULT_RELEASE,
 ) -> BenchResult:
+    """One run; the scheduler behaves as ``release`` unless ``config`` is given (then as its own)."""
     registry = registry or default_registry()
     try:
-        config = config or workload.scheduler_config(registry) or load_config(None, args_types=registry.args_types())
+        config = (
+            config
+            or workload.scheduler_config(registry, release)
+            or load_config(None, args_types=registry.args_types(), release=release)
+        )
         node_objs = list(workload.nodes(nodes))
         init_objs = list(workload.init_pods(init_pods))
         arrivals = list(workload.measured_pods(pods, after=init_pods))
@@ -121,4 +128,5 @@ def run_sim(
         peak_rss_mb=own_peak_rss_mb(),
         bound=cluster.bound,
         cpu_seconds=cpu,
+        release=str(config.release),
     )

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.registry import Registry
 
@@ -72,8 +73,10 @@ class Workload:
     #: Only the simulator can run it (a profile kube-scheduler does not have).
     sim_only = False
 
-    def scheduler_config(self, registry: Registry) -> KubeSchedulerConfiguration | None:
-        """The configuration to schedule with; None: kube-scheduler's defaults."""
+    def scheduler_config(
+        self, registry: Registry, release: Release = DEFAULT_RELEASE
+    ) -> KubeSchedulerConfiguration | None:
+        """The configuration to schedule with (as ``release`` loads it); None: kube-scheduler's defaults."""
         return None
 
     def node(self, i: int) -> Obj:
@@ -260,10 +263,12 @@ class TraceWorkload(Workload):
     def _arrival(self) -> Any:
         return _load_arrival()
 
-    def scheduler_config(self, registry: Registry) -> KubeSchedulerConfiguration | None:
+    def scheduler_config(
+        self, registry: Registry, release: Release = DEFAULT_RELEASE
+    ) -> KubeSchedulerConfiguration | None:
         from kubesched.sim.trace import replay_config, typical_pod_args
 
-        return replay_config(TRACE_POLICY, typical_pod_args(self._arrival().trace), registry)
+        return replay_config(TRACE_POLICY, typical_pod_args(self._arrival().trace), registry, release=release)
 
     def nodes(self, n: int) -> Iterator[Obj]:
         from kubesched.sim.alibaba import manifests
