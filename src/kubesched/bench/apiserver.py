@@ -13,7 +13,8 @@ measured the same way, from outside:
   histogram (result ``scheduled``) after the run, quantiles as PromQL's ``histogram_quantile``
   interpolates them;
 * ``peak_rss_mb`` and ``cpu_seconds``: the restarted scheduler process's ``VmHWM`` and user +
-  system time (``/proc``).
+  system time (``/proc``); ``apiserver_cpu_seconds``: kube-apiserver's CPU time in the same window
+  (what the scheduler's requests and watches cost the server, on the same two cores).
 
 Nothing here plays kubelet: bound pods stay Pending and never finish, as in scheduler_perf.
 """
@@ -444,9 +445,12 @@ def run_apiserver(
             measured = {_key(p) for p, m in arrivals if m}
             creator.run(creator.pod, [p for p, _ in arrivals])  # in arrival order, nothing scheduling them
             t0 = time.perf_counter()
+            api_pid = cp.apiserver_pid
+            api_cpu0 = cpu_seconds(api_pid) if api_pid is not None else 0.0
             sched = SchedulerProcess(scheduler, cp, config, release)
             bound = watch.wait(measured, (lambda n: progress(n, pods)) if progress is not None else None)
             cpu = cpu_seconds(sched.pid)
+            api_cpu = (cpu_seconds(api_pid) - api_cpu0) if api_pid is not None else 0.0
             rss = process_peak_rss_mb(sched.pid)
             after = attempt_buckets(sched.metrics())
             if watch.error is not None:
@@ -476,6 +480,7 @@ def run_apiserver(
         peak_rss_mb=rss,
         bound=bound,
         cpu_seconds=cpu,
+        apiserver_cpu_seconds=api_cpu,
         release=str(release or DEFAULT_RELEASE),
     )
 

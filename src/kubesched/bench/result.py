@@ -30,6 +30,8 @@ class BenchResult:
     #: CPU time the scheduler spent in that window (user + system): on a busy machine the wall
     #: clock also counts other processes' time slices, this does not.
     cpu_seconds: float = 0.0
+    #: kube-apiserver's CPU time in the window (``--backend apiserver``; 0 on the simulator).
+    apiserver_cpu_seconds: float = 0.0
     #: The kube-scheduler release the scheduler behaved as (``--emulated-version``).
     release: str = ""
     #: The bare numpy kernel (``--kernel``), not a scheduler: only then in the JSON.
@@ -39,7 +41,7 @@ class BenchResult:
         out = asdict(self)
         if not self.kernel:
             del out["kernel"]
-        for k in ("seconds", "cpu_seconds"):
+        for k in ("seconds", "cpu_seconds", "apiserver_cpu_seconds"):
             out[k] = round(out[k], 6)
         for k in ("pods_per_second", "peak_rss_mb"):
             out[k] = round(out[k], 1)

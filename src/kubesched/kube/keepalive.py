@@ -165,7 +165,9 @@ class KeepAlive:
         if resp.will_close:
             self._discard()
         if request_log.isEnabledFor(logging.INFO):
-            request_log.info('HTTP Request: %s %s "HTTP/1.1 %d %s"', request.method, request.url, resp.status, resp.reason)
+            request_log.info(
+                'HTTP Request: %s %s "HTTP/1.1 %d %s"', request.method, request.url, resp.status, resp.reason
+            )
         return httpx.Response(resp.status, headers=resp.getheaders(), content=data, request=request)
 
 
