@@ -203,3 +203,12 @@ def test_with_a_proxy_in_the_environment_httpx_sends_the_requests(monkeypatch: p
     assert c.keepalive is None
     monkeypatch.setenv("NO_PROXY", "api.example")
     assert KubeClient(ConnectionConfig(server="https://api.example:6443"), qps=-1).keepalive is not None
+
+
+def test_json_decoding_accepts_what_the_standard_library_accepts() -> None:
+    from kubesched.kube.client import decode_json
+
+    assert decode_json(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}
+    assert decode_json('{"a": [1, 2.5, null, true]}') == {"a": [1, 2.5, None, True]}
+    with pytest.raises(ValueError):
+        decode_json(b'{"a": ')
