@@ -206,9 +206,15 @@ def test_with_a_proxy_in_the_environment_httpx_sends_the_requests(monkeypatch: p
 
 
 def test_json_decoding_accepts_what_the_standard_library_accepts() -> None:
+    """The API server writes integers as int64 (apimachinery decodes larger ones to float64), which
+    orjson reads exactly; what orjson refuses (a NaN) goes to the standard library."""
+    import math
+
     from kubesched.kube.client import decode_json
 
-    assert decode_json(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}
+    assert decode_json(b'{"n": 9223372036854775807, "m": -9223372036854775808}') == {
+        "n": 9223372036854775807, "m": -9223372036854775808}
     assert decode_json('{"a": [1, 2.5, null, true]}') == {"a": [1, 2.5, None, True]}
+    assert math.isnan(decode_json(b'{"x": NaN}')["x"])
     with pytest.raises(ValueError):
         decode_json(b'{"a": ')

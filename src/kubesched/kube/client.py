@@ -41,8 +41,9 @@ LIST_PAGE_SIZE = 500
 
 def decode_json(data: bytes | str) -> Any:
     """JSON from the API server: orjson (4.2 µs against the standard library's 9.3 µs for a pod's
-    watch event, measured here), the standard library for what orjson refuses (integers beyond
-    64 bits), so both accept the same documents."""
+    watch event, measured here), the standard library for what orjson refuses (NaN). The API
+    server writes integers within int64 (apimachinery decodes larger ones as float64), which
+    orjson reads exactly."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
