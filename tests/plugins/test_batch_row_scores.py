@@ -47,7 +47,8 @@ def _plugins(release: Release) -> list[Any]:
         Fit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy("MostAllocated", RESOURCES)), handle),
         Fit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(
             "RequestedToCapacityRatio", RESOURCES, requested_to_capacity_ratio=shape)), handle),
-        BalancedAllocation(NodeResourcesBalancedAllocationArgs([ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]), handle),
+        BalancedAllocation(NodeResourcesBalancedAllocationArgs([ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]),
+                           handle),
     ]
 
 
