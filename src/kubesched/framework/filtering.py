@@ -156,20 +156,31 @@ class NodeFilter:
         skip = state.skip_filter_plugins
         self._per_node = tuple(p for p in filters.per_node if p.name not in skip) if skip else filters.per_node
         self.error: Status | None = None
-        self.mask = np.ones(len(rows), dtype=np.bool_)
+        # The first mask a plugin returns is taken as it is (never written to: a plugin may keep
+        # it), the others combined into new arrays; all ones only when no plugin returned one.
+        mask: npt.NDArray[np.bool_] | None = None
         for p in filters.batch:
             if p.name in skip:
                 continue
             try:
                 m = p.filter_batch(state, pod, snapshot, rows)
-                if m is not None:
-                    self.mask &= m
+                if m is None:
+                    continue
+                if mask is not None:
+                    mask = mask & m
+                elif type(m) is np.ndarray and m.dtype == np.bool_ and m.shape == rows.shape:
+                    mask = m
+                else:  # anything else as ``ones &= m`` takes it (or fails on it)
+                    mask = np.ones(len(rows), dtype=np.bool_)
+                    mask &= m
             except Exception as err:
                 debug_traceback(p.name, "Filter (batch)")
                 self.error = Status(
                     Code.ERROR, f"running {quote(p.name)} filter plugin: {err}", error=err, plugin=p.name
                 )
+                self.mask = np.ones(len(rows), dtype=np.bool_) if mask is None else mask
                 return
+        self.mask = np.ones(len(rows), dtype=np.bool_) if mask is None else mask
 
     @property
     def has_per_node_plugins(self) -> bool:

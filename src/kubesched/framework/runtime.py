@@ -912,9 +912,11 @@ class Framework:
                     return self._score_error(p.name, _one_line(err), start, "normalize")
             normalized[p.name] = scores
         # Upstream applies the weights once every plugin has normalised, checking each plugin's
-        # scores in plugin order; one min/max over all of them finds out whether any is out of range.
+        # scores in plugin order; one min/max over all of them finds out whether any is out of range,
+        # and one product with the weights sums them (4 numpy calls instead of 3 + 2 a plugin).
+        every: npt.NDArray[np.int64] | None = None
         if normalized and n:
-            every = np.concatenate(list(normalized.values())) if len(normalized) > 1 else scores
+            every = np.stack(list(normalized.values())) if len(normalized) > 1 else scores[None, :]
             if every.min() < MIN_NODE_SCORE or every.max() > MAX_NODE_SCORE:
                 for name, sc in normalized.items():
                     out_of_range = (sc < MIN_NODE_SCORE) | (sc > MAX_NODE_SCORE)
@@ -927,8 +929,10 @@ class Framework:
                             "weight",
                         )
         total = np.zeros(n, dtype=np.int64)
-        for name, sc in normalized.items():
-            total += sc * self.score_weights[name]
+        if every is not None:
+            weights = np.fromiter((self.score_weights[name] for name in normalized), dtype=np.int64,
+                                  count=len(normalized))
+            total = weights @ every
         return ScoreResult(names, raw, normalized, dict(self.score_weights), total)
 
     def _score_error(self, plugin: str, msg: str, start: float | None, what: str) -> Status:

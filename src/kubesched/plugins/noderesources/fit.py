@@ -35,6 +35,7 @@ from kubesched.framework.interfaces import (
     PreFilterPlugin,
     PreScorePlugin,
 )
+from kubesched.framework.row_scores import RowScores
 from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -104,6 +105,7 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         if errs:
             raise ConfigError(errs)
         self.scorer = build_scorer(self.args)
+        self._rows = RowScores()
         self.ignored_resources = set(self.args.ignored_resources)
         self.ignored_resource_groups = set(self.args.ignored_resource_groups)
 
@@ -249,7 +251,15 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
     def score_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> I64:
-        return self.scorer.score_batch(snapshot.table, indices, self._pod_requests(state, pod))
+        # A node's score depends on the pod's requests and the node's row only: kept per row
+        # across cycles (framework/row_scores.py).
+        requests = self._pod_requests(state, pod)
+        scorer = self.scorer
+        return self._rows.scores(
+            snapshot, indices, tuple(requests),
+            lambda rows: scorer.score_batch(snapshot.table, rows, requests),
+            lambda ni: scorer.score(ni, requests),
+        )  # fmt: skip
 
     def score_extensions(self) -> None:
         return None
