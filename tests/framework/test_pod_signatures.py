@@ -160,3 +160,20 @@ def test_every_default_plugin_signs_pods() -> None:
     fw = new_framework({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"})
     assert fw.framework.signatures_enabled
     assert fw.framework.sign_pod(_pod({"containers": [{"name": "c", "image": "x"}]})) is None
+
+
+def test_pods_of_one_spec_with_other_labels_are_signed_apart() -> None:
+    """InterPodAffinity signs the labels: two pods of one template but different labels must not
+    share a signature, however their parses are shared (a ReplicaSet's pods differ in name only)."""
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}}],
+    }
+    fw = new_framework(config)
+    spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}
+    a, b, c = _pod(spec, {"app": "a"}), _pod(spec, {"app": "b"}), _pod(spec, {"app": "a"})
+    sa, sb, sc = (fw.framework.sign_pod(p) for p in (a, b, c))
+    assert sa is not None and sb is not None
+    assert sa != sb and sa == sc
