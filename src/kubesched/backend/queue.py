@@ -260,6 +260,7 @@ class SchedulingQueue:
             pi = PodInfo(pod)
             if self._find(pi.uid) is not None:
                 return
+            pi.share_spec_parses()
             qpi = QueuedPodInfo(pi, timestamp=self.clock.now())
             self._move_to_active_or_gate(qpi, event)
 
