@@ -83,3 +83,32 @@ def test_a_copy_of_the_pod_parses_its_own_spec() -> None:
     echo.inherit_parses(assumed)
     assert "_template" not in vars(echo)
     assert _parses(echo) == _parses(PodInfo(pod("p2")))
+
+
+def _node_state(ni: Any) -> tuple[Any, ...]:
+    r, nz = ni.requested, ni.non_zero_requested
+    return ([p.uid for p in ni.pods], [p.uid for p in ni.pods_with_affinity],
+            [p.uid for p in ni.pods_with_required_anti_affinity], (r.milli_cpu, r.memory, dict(r.scalar_resources)),
+            (nz.milli_cpu, nz.memory), len(ni.used_ports))
+
+
+def test_replace_pod_is_remove_then_add() -> None:
+    # The informer's echo of a binding: a newer copy with the parses of the assumed one replaces it
+    # as remove_pod + add_pod would, order of the pod lists included, without redoing the sums.
+    from kubesched.framework.types import NodeInfo
+
+    pods = [PodInfo(pod(f"p{i}", cpu=f"{100 * (i + 1)}m")) for i in range(3)]
+    pods[1].pod["spec"].pop("affinity")
+    for pi in pods:
+        pi.share_spec_parses()
+    fast, slow = NodeInfo(None, pods), NodeInfo(None, pods)
+    echo = PodInfo(copy.deepcopy(pods[0].pod))
+    echo.inherit_parses(pods[0])  # after the node counted it, as the assumed pod had been
+    assert fast.replace_pod(pods[0], echo)
+    slow.remove_pod(pods[0])
+    slow.add_pod(echo)
+    assert _node_state(fast) == _node_state(slow)
+    assert fast.pods[-1] is echo and fast.pods_with_affinity[-1] is echo
+    # A copy that counts differently is left to the long way.
+    other = PodInfo(pod("p1", cpu="900m"))
+    assert not fast.replace_pod(pods[1], other) and _node_state(fast) == _node_state(slow)

@@ -478,6 +478,39 @@ class NodeInfo:
                 return True
         return False
 
+    def replace_pod(self, old: PodInfo, new: PodInfo) -> bool:
+        """:meth:`remove_pod` of ``old`` then :meth:`add_pod` of ``new`` (a newer copy of the same
+        pod, e.g. the informer's echo of a binding) without redoing the sums when both count the
+        same (``new`` took ``old``'s parses). False, and nothing done, otherwise."""
+        try:
+            same = (
+                new.uid == old.uid
+                and new.requests is old.requests
+                and new.non_zero_requests == old.non_zero_requests
+                and new.host_ports == old.host_ports
+                and new.has_affinity == old.has_affinity
+                and new.has_required_anti_affinity == old.has_required_anti_affinity
+            )
+        except ValueError:  # an unparsable pod: the long way, which counts it at zero
+            return False
+        if not same:
+            return False
+        for i, p in enumerate(self.pods):
+            if p.uid == old.uid:
+                del self.pods[i]
+                break
+        else:
+            return False
+        self.pods.append(new)
+        if new.has_affinity:
+            _remove_uid(self.pods_with_affinity, old.uid)
+            self.pods_with_affinity.append(new)
+        if new.has_required_anti_affinity:
+            _remove_uid(self.pods_with_required_anti_affinity, old.uid)
+            self.pods_with_required_anti_affinity.append(new)
+        self.generation = next_generation()
+        return True
+
     def _update(self, pi: PodInfo, sign: int) -> None:
         try:
             req = pi.requests
