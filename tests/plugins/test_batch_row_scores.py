@@ -1,5 +1,6 @@
 """The scores NodeResourcesFit and NodeResourcesBalancedAllocation keep per row across cycles
-(framework/row_scores.py) stay the per-node Score's, cycle after cycle, while pods are assumed,
+(framework/row_scores.py) stay the per-node Score's, and NodeResourcesFit's Filter verdicts the
+per-node Filter's, cycle after cycle, while pods are assumed,
 confirmed and deleted between cycles (a few rows rescored at once, many marked invalid), nodes are
 added or replaced (a new table, rows moved) or change allocatable, and pods of a few shapes take turns (one remembered
 entry each, more shapes than entries evicting the oldest), over random subsets of rows."""
@@ -55,6 +56,12 @@ def _plugins(release: Release) -> list[Any]:
 def _agree(plugins: list[Any], snap: Snapshot, pod: PodInfo, rows: np.ndarray) -> None:
     for pl in plugins:
         state = CycleState()
+        if isinstance(pl, Fit):  # the Filter verdicts it keeps per row too
+            pl.pre_filter(state, pod, snap.list())
+            fits = [pl.filter(state, pod, snap.node_infos[i]) is None for i in rows.tolist()]
+            assert pl.filter_batch(state, pod, snap, rows).tolist() == fits
+            assert pl.filter_batch(state, pod, snap, snap.table.all).tolist() == [
+                pl.filter(state, pod, ni) is None for ni in snap.node_infos]
         if pl.pre_score(state, pod, snap.list()) is not None:  # Skip: the pod requests nothing
             continue
         want = [pl.score(state, pod, snap.node_infos[i])[0] for i in rows.tolist()]

@@ -260,6 +260,7 @@ class SchedulingQueue:
             pi = PodInfo(pod)
             if self._find(pi.uid) is not None:
                 return
+            pi.share_spec_parses()
             qpi = QueuedPodInfo(pi, timestamp=self.clock.now())
             self._move_to_active_or_gate(qpi, event)
 
@@ -764,7 +765,8 @@ class SchedulingQueue:
         return bool(self._nominated)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self._nominated.get(node_name, {}).values())
+        pods = self._nominated.get(node_name)
+        return list(pods.values()) if pods else []
 
     def nominated_node_of(self, uid: str) -> str:
         return self._nominated_node_of.get(uid, "")

@@ -1,7 +1,8 @@
-"""A Score plugin's scores per node-table row, kept across cycles for the last few pod shapes.
+"""A plugin's answers per node-table row, kept across cycles for the last few pod shapes.
 
 Some scores depend on nothing but the pod's requests and the node's own row (allocatable and
-requested resources): NodeResourcesFit's strategies and NodeResourcesBalancedAllocation. Pods of a
+requested resources): NodeResourcesFit's strategies and NodeResourcesBalancedAllocation; so does
+NodeResourcesFit's Filter verdict (a boolean per row, ``dtype=np.bool_``). Pods of a
 workload share a few request vectors, and between two cycles only the nodes that got or lost a pod
 change, so most of a cycle's scores are the ones computed the last time the same rows were sampled.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,9 +37,9 @@ if TYPE_CHECKING:
 I64 = npt.NDArray[np.int64]
 Rows = npt.NDArray[np.intp]
 #: ``batch(rows) -> scores``: the plugin's batch form over some rows of the snapshot's table.
-BatchForm = Callable[[Rows], I64]
+BatchForm = Callable[[Rows], npt.NDArray[Any]]
 #: ``one(node_info) -> score``: the plugin's per-node form.
-OneForm = Callable[[NodeInfo], int]
+OneForm = Callable[[NodeInfo], Any]
 
 #: Changed rows up to this many are rescored at once by the per-node form (a few µs each); more are
 #: marked invalid and rescored by the batch form when next sampled.
@@ -48,17 +49,18 @@ MAX_KEYS = 8
 
 
 class _Entry:
-    __slots__ = ("invalid", "tracker", "valid", "values")
+    __slots__ = ("dtype", "invalid", "tracker", "valid", "values")
 
-    def __init__(self) -> None:
+    def __init__(self, dtype: type) -> None:
+        self.dtype = dtype
         self.tracker = RowTracker()
-        self.values: I64 = np.zeros(0, dtype=np.int64)
+        self.values: npt.NDArray[Any] = np.zeros(0, dtype=dtype)
         self.valid = np.zeros(0, dtype=np.bool_)
         #: Rows not valid (``valid`` false), so a cycle with none skips looking.
         self.invalid = 0
 
     def reset(self, n: int) -> None:
-        self.values = np.zeros(n, dtype=np.int64)
+        self.values = np.zeros(n, dtype=self.dtype)
         self.valid = np.zeros(n, dtype=np.bool_)
         self.invalid = n
 
@@ -66,15 +68,18 @@ class _Entry:
 class RowScores:
     """Scores per row for the last :data:`MAX_KEYS` pod keys of one plugin (module docstring)."""
 
-    def __init__(self, max_keys: int = MAX_KEYS) -> None:
+    def __init__(self, max_keys: int = MAX_KEYS, dtype: type = np.int64) -> None:
         self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
         self._max = max_keys
+        self._dtype = dtype
 
-    def scores(self, snapshot: Snapshot, indices: Rows, key: Hashable, batch: BatchForm, one: OneForm) -> I64:
-        """The scores of rows ``indices`` (a new array) for the pod ``key`` stands for."""
+    def scores(
+        self, snapshot: Snapshot, indices: Rows, key: Hashable, batch: BatchForm, one: OneForm
+    ) -> npt.NDArray[Any]:
+        """The answers for rows ``indices`` (a new array) for the pod ``key`` stands for."""
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[key] = _Entry()
+            entry = self._entries[key] = _Entry(self._dtype)
             if len(self._entries) > self._max:
                 self._entries.popitem(last=False)
         else:
@@ -89,15 +94,18 @@ class RowScores:
             ok = entry.valid[indices]
             if not ok.all():
                 need = indices[~ok]
+                fresh: npt.NDArray[Any]
                 if len(need) <= EAGER_ROWS:
                     infos = snapshot.node_infos
-                    fresh = np.fromiter((one(infos[r]) for r in need.tolist()), dtype=np.int64, count=len(need))
+                    fresh = np.fromiter((one(infos[r]) for r in need.tolist()), dtype=entry.dtype, count=len(need))
                 else:
-                    fresh = np.asarray(batch(need), dtype=np.int64)
+                    fresh = np.asarray(batch(need), dtype=entry.dtype)
                 entry.values[need] = fresh
                 entry.valid[need] = True
                 entry.invalid = len(entry.valid) - int(np.count_nonzero(entry.valid))
-        out: I64 = entry.values[indices]
+        if indices is table.all:
+            return entry.values.copy()
+        out: npt.NDArray[Any] = entry.values[indices]
         return out
 
     @staticmethod

@@ -52,6 +52,9 @@ _STATE_KEY = "Score" + names.IMAGE_LOCALITY
 _POD_CACHE_KEY = names.IMAGE_LOCALITY + "/images"
 #: One memo per way of reading the pod (see :func:`pod_images`).
 _POD_CACHE_KEYS = {(v, c): f"{_POD_CACHE_KEY}/{int(v)}{int(c)}" for v in (False, True) for c in (False, True)}
+#: The same by ``PodInfo.spec_key``, for new pods of a spec seen before.
+_BY_SPEC: dict[tuple[bool, bool], dict[str, tuple[list[str], int]]] = {k: {} for k in _POD_CACHE_KEYS}
+_BY_SPEC_MAX = 1024
 
 
 def normalized_image_name(name: str) -> str:
@@ -67,7 +70,13 @@ def pod_images(pod: PodInfo, *, volumes: bool = False, volumes_in_count: bool = 
     ``volumes``: image volumes' references are among the images (v1.36+); ``volumes_in_count``:
     each image volume also counts towards the threshold (v1.37+)."""
     cache_key = _POD_CACHE_KEYS[volumes, volumes_in_count]
-    cached = pod.cache.get(cache_key)
+    cached: tuple[list[str], int] | None = pod.cache.get(cache_key)
+    if cached is not None:
+        return cached
+    # The spec alone decides: new pods of a known spec (and status) reuse its answer.
+    spec_key = pod.spec_key
+    by_spec = _BY_SPEC[volumes, volumes_in_count]
+    cached = by_spec.get(spec_key) if spec_key is not None else None
     if cached is None:
         spec = pod.spec
         inits = [c for c in get_list(spec, "initContainers") if isinstance(c, Mapping)]
@@ -80,7 +89,12 @@ def pod_images(pod: PodInfo, *, volumes: bool = False, volumes_in_count: bool = 
                 if isinstance(image, Mapping):
                     images.append(normalized_image_name(str(image.get("reference") or "")))
                     count += volumes_in_count
-        cached = pod.cache[cache_key] = (images, count)
+        cached = (images, count)
+        if spec_key is not None:
+            if len(by_spec) >= _BY_SPEC_MAX:
+                by_spec.clear()
+            by_spec[spec_key] = cached
+    pod.cache[cache_key] = cached
     return cached
 
 
