@@ -14,9 +14,9 @@ __all__ = ["BACKENDS", "MAX_INIT_PODS", "MAX_NODES", "MAX_PODS", "SCHEDULERS", "
 
 BACKENDS = ("sim", "apiserver")
 SCHEDULERS = ("kubesched", "kube-scheduler")
-#: Upper bounds of the sizes: every node and pod is kept in memory (about 7 KB a bound pod on the
-#: simulator: 352 MB with 5000 nodes and 50000 pods, docs/performance.md), so the largest run stays
-#: within about 2 GB; the measured tables go up to 15000 nodes and 50000 pods.
+#: Upper bounds of the sizes: every node and pod is kept in memory (about 6 KB a bound pod on the
+#: simulator: 321 MB with 5000 nodes and 50000 pods, 2.7 GB with 50000 nodes and 510000 pods,
+#: docs/performance.md); the scale matrix binds 10 pods a node at 50000 nodes before measuring.
 MAX_NODES = 50_000
 MAX_INIT_PODS = 500_000
 MAX_PODS = 100_000
