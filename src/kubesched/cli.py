@@ -755,6 +755,7 @@ def trace_alibaba_gpu(
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-o", "--output", type=click.Choice(["json"]), default="json", show_default=True)
 @_emulated_version_option
+@_feature_gates_option
 def bench(
     workload: str,
     nodes: int | None,
@@ -767,6 +768,7 @@ def bench(
     progress: bool | None,
     output: str,
     release: Release | None,
+    feature_gates: tuple[str, ...],
 ) -> None:
     """Run one benchmark workload and print one JSON object: pods/s of the measured pods (bound /
     time from the first one's arrival to the last one's binding), attempt latency, peak RSS."""
@@ -789,7 +791,7 @@ def bench(
         try:
             result = run_bench(workload, nodes=nodes, init_pods=init_pods, pods=pods, backend=backend,
                                scheduler=scheduler_name, seed=seed, progress=report, release=release,
-                               kernel=kernel)
+                               kernel=kernel, feature_gates=feature_gates)
         except BenchError as err:
             _fail(err.errors)
     click.echo(json.dumps(result.to_json()))

@@ -181,3 +181,52 @@ def test_apiserver_emulated_version(scheduler: str) -> None:
     out = json.loads(output)
     _check(out, "SchedulingBasic", "apiserver", scheduler, (n, k, m))
     assert out["release"] == "1.35"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("OpportunisticBatching=false", False), ("OpportunisticBatching=true", True)]
+)
+def test_feature_gates_reach_the_simulated_scheduler(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: bool
+) -> None:
+    """``bench --feature-gates`` is kube-scheduler's flag: the simulated scheduler gets the gates
+    (OpportunisticBatching is on by default in every release, so ``=false`` must arrive), and the
+    JSON records them."""
+    import kubesched.bench.sim as bench_sim
+
+    seen: list[Any] = []
+    real = bench_sim.new_simulation
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("feature_gates"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_sim, "new_simulation", spy)
+    code, output = _bench("--workload", "SchedulingBasic", "--nodes", "5", "--init-pods", "0", "--pods", "5",
+                          "--feature-gates", value)
+    assert code == 0, output
+    out = json.loads(output)
+    assert out["feature_gates"] == [value]
+    assert len(seen) == 1 and seen[0] is not None
+    assert seen[0].enabled("OpportunisticBatching") is expected
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--feature-gates", "NoSuchGate=true"), "error: --feature-gates: unrecognized feature gate: NoSuchGate"),
+        (("--feature-gates", "OpportunisticBatching=maybe"), "error: --feature-gates: "),
+        (("--kernel", "--feature-gates", "OpportunisticBatching=false"), "no --feature-gates"),
+    ],
+)
+def test_bad_feature_gates_exit_2_with_one_line(args: tuple[str, ...], message: str) -> None:
+    code, output = _bench("--workload", "SchedulingBasic", "--nodes", "5", "--init-pods", "0", "--pods", "5", *args)
+    assert code == 2
+    lines = output.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], output
+
+
+def test_no_feature_gates_key_without_the_flag() -> None:
+    code, output = _bench("--workload", "SchedulingBasic", "--nodes", "5", "--init-pods", "0", "--pods", "5")
+    assert code == 0, output
+    assert "feature_gates" not in json.loads(output)

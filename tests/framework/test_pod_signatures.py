@@ -177,3 +177,30 @@ def test_pods_of_one_spec_with_other_labels_are_signed_apart() -> None:
     sa, sb, sc = (fw.framework.sign_pod(p) for p in (a, b, c))
     assert sa is not None and sb is not None
     assert sa != sb and sa == sc
+
+
+def test_every_sign_call_is_timed_until_the_first_that_cannot_sign() -> None:
+    """Upstream ``SignPod`` (framework/runtime/framework.go, v1.35.4) observes every plugin's call
+    into ``scheduler_plugin_execution_duration_seconds{extension_point="Sign"}`` with the call's
+    status, in every cycle (not only sampled ones), and stops at the first plugin that cannot
+    sign: the plugins after it are neither called nor observed."""
+    plugins = [
+        {"name": "SignsA", "point": "filter", "fragments": [["a", 1]], "code": "Success"},
+        {"name": "CannotSign", "point": "filter", "fragments": [], "code": "Unschedulable"},
+        {"name": "SignsC", "point": "score", "fragments": [["c", 1]], "code": "Success"},
+    ]
+    fw = new_framework([_const_sig(p) for p in plugins], profile="test-scheduler").framework
+    assert fw.metrics is not None
+    for _ in range(3):  # three pods (a PodInfo keeps its signature: one call each)
+        assert fw.sign_pod(_pod({}, scheduler="test-scheduler"), False) is None
+
+    def count(plugin: str, status: str) -> float | None:
+        return fw.metrics.registry.get_sample_value(  # type: ignore[union-attr]
+            "scheduler_plugin_execution_duration_seconds_count",
+            {"plugin": plugin, "extension_point": "Sign", "status": status},
+        )
+
+    assert count("SignsA", "Success") == 3
+    assert count("CannotSign", "Unschedulable") == 3
+    assert count("SignsC", "Success") is None
+    assert count("CannotSign", "Success") is None

@@ -163,11 +163,18 @@ class SchedulerProcess:
     """``kubesched run`` or kube-scheduler, as a child process with a /metrics endpoint."""
 
     def __init__(
-        self, kind: str, cp: ControlPlane, config: dict[str, Any], release: Release | None = None
+        self,
+        kind: str,
+        cp: ControlPlane,
+        config: dict[str, Any],
+        release: Release | None = None,
+        feature_gates: Sequence[str] = (),
     ) -> None:
         """``release``: what ``kubesched run`` behaves as (``--emulated-version``; None: its default).
-        kube-scheduler is the control plane's own binary, of the release it was built for."""
+        kube-scheduler is the control plane's own binary, of the release it was built for.
+        ``feature_gates``: ``--feature-gates`` values, given to either scheduler as they are."""
         self.kind = kind
+        gate_args = [f"--feature-gates={g}" for g in feature_gates]
         work = cp.workdir
         config_path = work / f"{kind}-config.yaml"
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -180,7 +187,7 @@ class SchedulerProcess:
                 raise ApiserverBenchError("kube-scheduler not built: run scripts/controlplane.sh")
             port = _free_port()
             self.proc = cp.start_kube_scheduler(
-                config_path, kubeconfig, secure_port=port, log_path=self.log_path
+                config_path, kubeconfig, secure_port=port, log_path=self.log_path, extra_args=gate_args
             )
             self.metrics_url = f"https://127.0.0.1:{port}/metrics"
             self.health_url = f"https://127.0.0.1:{port}/healthz"
@@ -195,6 +202,7 @@ class SchedulerProcess:
                 f"--kubeconfig={kubeconfig}",
                 f"--metrics-bind-address=127.0.0.1:{port}",
                 "--secure-port=0",
+                *gate_args,
             ]
             if release is not None:
                 argv.append(f"--emulated-version={release}")
@@ -409,10 +417,11 @@ def run_apiserver(
     seed: int = 0,
     progress: Progress | None = None,
     release: Release | None = None,
+    feature_gates: Sequence[str] = (),
 ) -> BenchResult:
     """One run on a fresh control plane (``seed`` is unused: both schedulers draw their own ties);
     with ``release``, that release's control plane and kube-scheduler, and ``kubesched run
-    --emulated-version``.
+    --emulated-version``; ``feature_gates`` to the scheduler's ``--feature-gates``.
 
     The scheduler schedules the init pods, is stopped while the measured pods are created (on this
     2-core machine the harness and the API server create only a few dozen pods a second, which would
@@ -424,7 +433,7 @@ def run_apiserver(
     with _control_plane(release) as cp:
         creator = _Creator(cp)
         watch = BindWatch(cp).start()
-        sched: SchedulerProcess | None = SchedulerProcess(scheduler, cp, config, release)
+        sched: SchedulerProcess | None = SchedulerProcess(scheduler, cp, config, release, feature_gates)
         try:
             assert sched is not None
             sched.wait_ready()
@@ -447,7 +456,7 @@ def run_apiserver(
             t0 = time.perf_counter()
             api_pid = cp.apiserver_pid
             api_cpu0 = cpu_seconds(api_pid) if api_pid is not None else 0.0
-            sched = SchedulerProcess(scheduler, cp, config, release)
+            sched = SchedulerProcess(scheduler, cp, config, release, feature_gates)
             bound = watch.wait(measured, (lambda n: progress(n, pods)) if progress is not None else None)
             cpu = cpu_seconds(sched.pid)
             api_cpu = (cpu_seconds(api_pid) - api_cpu0) if api_pid is not None else 0.0

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
+from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
 from kubesched.config.releases import DEFAULT_RELEASE, Release
 
 from .errors import BenchError
@@ -37,10 +39,12 @@ def run_bench(
     progress: Progress | None = None,
     release: Release | None = None,
     kernel: bool = False,
+    feature_gates: Sequence[str] = (),
 ) -> BenchResult:
     """Run ``workload`` at the given size (its scheduler_perf size for what is left out), with the
-    scheduler behaving as ``release`` (None: the default release), or the bare numpy kernel of
-    the workload instead of a scheduler (``kernel``: SchedulingBasic on the simulator only)."""
+    scheduler behaving as ``release`` (None: the default release) with ``feature_gates``
+    (``--feature-gates`` values), or the bare numpy kernel of the workload instead of a scheduler
+    (``kernel``: SchedulingBasic on the simulator only)."""
     try:
         w = get_workload(workload)
     except KeyError as err:
@@ -61,18 +65,29 @@ def run_bench(
 
         if w.name != KERNEL_WORKLOAD:
             raise BenchError(f"--kernel: only {KERNEL_WORKLOAD} has a kernel, not {w.name}")
-        if backend != "sim" or scheduler != "kubesched":
-            raise BenchError("--kernel runs on its own: no --backend apiserver, no --scheduler kube-scheduler")
+        if backend != "sim" or scheduler != "kubesched" or feature_gates:
+            raise BenchError(
+                "--kernel runs on its own: no --backend apiserver, no --scheduler kube-scheduler, no --feature-gates"
+            )
         return run_kernel(w, n, k, m, release=release or DEFAULT_RELEASE, progress=progress)
+    try:
+        gates = parse_feature_gates(feature_gates, str(release or DEFAULT_RELEASE)) if feature_gates else None
+    except FeatureGateError as err:
+        raise BenchError(*(f"--feature-gates: {e}" for e in err.errors)) from None
     if backend == "sim":
         if scheduler != "kubesched":
             raise BenchError("--scheduler kube-scheduler needs --backend apiserver")
         from .sim import run_sim
 
-        return run_sim(w, n, k, m, seed=seed, progress=progress, release=release or DEFAULT_RELEASE)
+        result = run_sim(w, n, k, m, seed=seed, progress=progress, release=release or DEFAULT_RELEASE,
+                         feature_gates=gates)
+        return replace(result, feature_gates=tuple(feature_gates))
     from .apiserver import run_apiserver
 
-    return run_apiserver(w, n, k, m, scheduler=scheduler, seed=seed, progress=progress, release=release)
+    result = run_apiserver(
+        w, n, k, m, scheduler=scheduler, seed=seed, progress=progress, release=release, feature_gates=feature_gates
+    )
+    return replace(result, feature_gates=tuple(feature_gates))
 
 
 def size_errors(nodes: int, init_pods: int, pods: int) -> list[str]:

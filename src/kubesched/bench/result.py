@@ -36,11 +36,17 @@ class BenchResult:
     release: str = ""
     #: The bare numpy kernel (``--kernel``), not a scheduler: only then in the JSON.
     kernel: bool = False
+    #: ``--feature-gates`` as given: only then in the JSON.
+    feature_gates: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         if not self.kernel:
             del out["kernel"]
+        if self.feature_gates:
+            out["feature_gates"] = list(self.feature_gates)
+        else:
+            del out["feature_gates"]
         for k in ("seconds", "cpu_seconds", "apiserver_cpu_seconds"):
             out[k] = round(out[k], 6)
         for k in ("pods_per_second", "peak_rss_mb"):

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -67,8 +68,10 @@ def run_sim(
     registry: Registry | None = None,
     progress: Progress | None = None,
     release: Release = DEFAULT_RELEASE,
+    feature_gates: FeatureGates | None = None,
 ) -> BenchResult:
-    """One run; the scheduler behaves as ``release`` unless ``config`` is given (then as its own)."""
+    """One run; the scheduler behaves as ``release`` unless ``config`` is given (then as its own),
+    with ``feature_gates`` (every gate at the release's default when None)."""
     registry = registry or default_registry()
     try:
         config = (
@@ -81,7 +84,7 @@ def run_sim(
         arrivals = list(workload.measured_pods(pods, after=init_pods))
     except ValueError as err:
         raise BenchError(str(err)) from None
-    sim = new_simulation(config, registry, seed=seed, cluster_factory=_BenchCluster)
+    sim = new_simulation(config, registry, seed=seed, cluster_factory=_BenchCluster, feature_gates=feature_gates)
     cluster = sim.cluster
 
     for ns in workload.namespaces:

@@ -87,7 +87,7 @@ from .types import (
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 if TYPE_CHECKING:
-    from kubesched.metrics import SchedulerMetrics
+    from kubesched.metrics import PluginDurations, SchedulerMetrics
 
     from .clock import Clock
     from .snapshot import Snapshot
@@ -373,6 +373,11 @@ class Framework:
                 else:
                     unsupported.append(name)
         self._signers = tuple(signers)
+        # Each signer's Sign durations, looked up once: every pod signs, every call is observed.
+        metrics = self.metrics
+        self._sign_durations: tuple[PluginDurations | None, ...] = tuple(
+            metrics.plugin_duration_recorder(p.name, "Sign") if metrics is not None else None for p in signers
+        )
         self.signatures_enabled = not unsupported
         if unsupported:
             log.info("Disabling signatures for profile %s because plugins do not support it: %s",
@@ -398,24 +403,26 @@ class Framework:
         start = time.perf_counter()
         fragments: dict[str, Any] = {SCHEDULER_NAME_SIGNER: pod.scheduler_name}
         signature: PodSignature | None = None
-        metrics = self.metrics
-        for p in self._signers:
-            t0 = time.perf_counter()
+        perf_counter = time.perf_counter
+        for p, durations in zip(self._signers, self._sign_durations, strict=True):
+            t0 = perf_counter()
             try:
                 parts, st = p.sign_pod(pod)
-                status = st if st is not None else _SUCCESS
             except Exception as err:
                 debug_traceback(p.name, "SignPod")
-                parts, status = (), Status(Code.ERROR, one_line(err))
-            if metrics is not None:
-                metrics.observe_plugin_duration("Sign", p.name, status.code.upstream_name, time.perf_counter() - t0)
-            if not status.is_success():
-                if status.code == Code.ERROR:
-                    log.error("SignPod failed for plugin %s: %s", p.name, status.message())
-                log.debug("SignPod can't sign pod %s due to plugin %s: %s", pod.key, p.name, status.message())
-                break
-            for fragment in parts:
-                fragments[fragment.key] = fragment.value
+                parts, st = (), Status(Code.ERROR, one_line(err))
+            if st is None or st.code == Code.SUCCESS:
+                if durations is not None:
+                    durations.observe("Success", perf_counter() - t0)
+                for fragment in parts:
+                    fragments[fragment.key] = fragment.value
+                continue
+            if durations is not None:
+                durations.observe(st.code.upstream_name, perf_counter() - t0)
+            if st.code == Code.ERROR:
+                log.error("SignPod failed for plugin %s: %s", p.name, st.message())
+            log.debug("SignPod can't sign pod %s due to plugin %s: %s", pod.key, p.name, st.message())
+            break
         else:
             signature = encode_signature(fragments)
         cache[key] = signature
