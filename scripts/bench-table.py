@@ -13,6 +13,7 @@ the table of an earlier matrix without running anything). Runs already in ``--ra
     scripts/bench-table.py --matrix scale --runs 3 --raw scale.jsonl       # 5000/15000/50000 nodes, 10 pods a node
     scripts/bench-table.py --matrix memory --runs 1 --raw memory.jsonl     # 5000 nodes, 50000 pods bound
     scripts/bench-table.py --matrix apiserver --runs 3 --raw bench-api.jsonl
+    scripts/bench-table.py --matrix apiserver5k --runs 3 --raw bench-api5k.jsonl  # SchedulingBasic, 5000 nodes
     scripts/bench-table.py --from-raw bench-sim.jsonl
 
 The kubesched under test is the one this Python imports (``PYTHONPATH=src`` for a checkout).
@@ -81,10 +82,16 @@ def matrix(name: str) -> list[Case]:
             for sched in ("kubesched", "kube-scheduler"):
                 cases.append((w, "apiserver", sched, ("--nodes", "1000", *_api_size(w))))
         return cases
+    if name == "apiserver5k":
+        # The 5000-node side by side: fewer measured pods than scheduler_perf's, what fits the machine.
+        return [
+            ("SchedulingBasic", "apiserver", sched, ("--nodes", "5000", "--init-pods", "1000", "--pods", "5000"))
+            for sched in ("kubesched", "kube-scheduler")
+        ]
     raise SystemExit(f"unknown matrix {name!r}")
 
 
-MATRICES = ("sim", "kernel", "scale", "memory", "apiserver")
+MATRICES = ("sim", "kernel", "scale", "memory", "apiserver", "apiserver5k")
 
 
 def _api_size(workload: str) -> tuple[str, ...]:

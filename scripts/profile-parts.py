@@ -102,11 +102,14 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--init-pods", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=10000)
+    ap.add_argument("--feature-gates", action="append", default=[], help="as kubesched bench's")
     ap.add_argument("--rate", type=int, default=500, help="py-spy samples a second")
     ap.add_argument("--raw", type=Path, help="keep py-spy's raw output here")
     ap.add_argument("-o", "--output", choices=("table", "json"), default="table")
     a = ap.parse_args()
-    bench_args = {"workload": a.workload, "nodes": a.nodes, "init_pods": a.init_pods, "pods": a.pods}
+    bench_args: dict[str, object] = {"workload": a.workload, "nodes": a.nodes, "init_pods": a.init_pods, "pods": a.pods}
+    if a.feature_gates:
+        bench_args["feature_gates"] = a.feature_gates
     with tempfile.TemporaryDirectory() as tmp:
         raw_path = a.raw or Path(tmp) / "raw.txt"
         result_path = Path(tmp) / "result.json"
