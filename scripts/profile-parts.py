@@ -33,6 +33,8 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("validation and spec parses", r"validate_pod|share_spec_parses|\(.*api/validation"),
     ("queue (activeQ, backoff, gating)", r"backend/queue\.py"),
     ("PreEnqueue", r"run_pre_enqueue_plugins"),
+    ("SignPod and the batch (OpportunisticBatching)",
+     r"sign_pod|OpportunisticBatch|get_node_hint|store_schedule_results"),
     ("PreFilter", r"run_pre_filter_plugins"),
     ("Filter", r"find_nodes_that_pass_filters|run_filter_plugins|find_nodes_that_fit_pod"),
     ("PreScore", r"run_pre_score_plugins"),

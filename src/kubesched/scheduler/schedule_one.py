@@ -233,6 +233,7 @@ class ScheduleOneMixin(BindingCycleMixin):
                 state, pi, diagnosis.signature, self.queue.scheduling_cycle, self.snapshot.get
             )
         nominated = str((pi.pod.get("status") or {}).get("nominatedNodeName") or "") or diagnosis.node_hint
+        nominated_failure: tuple[NodeInfo, Status] | None = None
         if nominated:
             ni = self.snapshot.get(nominated)
             if ni is not None:
@@ -243,6 +244,7 @@ class ScheduleOneMixin(BindingCycleMixin):
                     raise _CycleError(st)
                 if st.is_success():
                     return [ni], diagnosis
+                nominated_failure = (ni, st)
 
         if pre_res is None or pre_res.all_nodes():
             indices = self.snapshot.table.all
@@ -253,8 +255,22 @@ class ScheduleOneMixin(BindingCycleMixin):
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",
             )
-        feasible = self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, indices)
+        feasible = self.find_nodes_that_pass_filters(
+            fw, state, pi, diagnosis, indices, nominated_failure[0] if nominated_failure else None
+        )
         processed = len(feasible) + diagnosis.processed_failures
+        if nominated_failure is not None:
+            # Upstream's evaluateNominatedNode writes the node's status into the cycle's shared
+            # NodeToStatus map, so it counts among the processed nodes (the start index moves one
+            # further) unless the walk processed and rejected that node too, and it stays in the
+            # diagnosis (the FitError message and preemption see it) even when the walk did not
+            # reach it or a PreFilter result left it out.
+            ni, st = nominated_failure
+            if not diagnosis.nominated_walked_and_failed:
+                processed += 1
+            diagnosis.node_to_status.setdefault(ni.name, st)
+            if st.plugin and st.is_rejected():
+                diagnosis.unschedulable_plugins.add(st.plugin)
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
@@ -266,14 +282,21 @@ class ScheduleOneMixin(BindingCycleMixin):
         return int(p)
 
     def find_nodes_that_pass_filters(
-        self, fw: Framework, state: CycleState, pi: PodInfo, diagnosis: _Diag, indices: np.ndarray
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: _Diag,
+        indices: np.ndarray,
+        watch: NodeInfo | None = None,
     ) -> Sequence[NodeInfo]:
         """Upstream's rotated walk over the nodes until ``numFeasibleNodesToFind`` pass.
 
         The batch Filters give a mask over every candidate at once; when no per-node plugin is
         left to run (and no node has nominated pods) the walk is the mask's first feasible
         positions, found in one vector operation. The rows of the feasible nodes are kept in
-        ``diagnosis.feasible_rows`` for the batch Score plugins."""
+        ``diagnosis.feasible_rows`` for the batch Score plugins. ``watch``: a node (the failed
+        nominated one) whose fate in the walk is kept in ``diagnosis.nominated_walked_and_failed``."""
         n = len(indices)
         if n == 0:
             return []
@@ -293,6 +316,11 @@ class ScheduleOneMixin(BindingCycleMixin):
             rows, cut = _first_feasible(indices, nf.mask, start, to_find)
             feasible = NodeRows(nodes, rows)
             processed_failures = cut - len(rows)
+            if watch is not None:
+                at = _position(indices, self.snapshot.index.get(watch.name, -1))
+                diagnosis.nominated_walked_and_failed = (
+                    at >= 0 and (at - start) % n < cut and not bool(nf.mask[at])
+                )
             # The rejected rows in walk order, only when their reasons are needed (no node fits).
             needed = not len(rows) and processed_failures
             failed = _rotate(indices, start)[~_rotate(nf.mask, start)] if needed else []
@@ -300,6 +328,10 @@ class ScheduleOneMixin(BindingCycleMixin):
             order, mask = _rotate(indices, start), _rotate(nf.mask, start)
             feasible, failed, rows = self._walk_per_node(nf, diagnosis, order, mask, to_find)
             processed_failures = len(failed)
+            if watch is not None:
+                diagnosis.nominated_walked_and_failed = watch.name in diagnosis.node_to_status or (
+                    self.snapshot.index.get(watch.name, -1) in failed
+                )
         diagnosis.processed_failures = len(diagnosis.node_to_status) + processed_failures
         if not feasible and len(failed):
             # Only now do the reasons of batch-rejected nodes matter: run the reference per-node
@@ -421,6 +453,12 @@ def _first_feasible(indices: np.ndarray, mask: np.ndarray, start: int, to_find: 
     return np.concatenate((indices[start + pos], indices[rest])), cut
 
 
+def _position(sorted_indices: np.ndarray, row: int) -> int:
+    """Where ``row`` is in the sorted candidate rows, or -1."""
+    at = int(np.searchsorted(sorted_indices, row))
+    return at if at < len(sorted_indices) and int(sorted_indices[at]) == row else -1
+
+
 def _rotate(a: np.ndarray, start: int) -> np.ndarray:
     """``np.roll(a, -start)`` (upstream's rotated start index), cheaper for one dimension."""
     return np.concatenate((a[start:], a[:start])) if start else a
@@ -437,11 +475,13 @@ class _CycleError(Exception):
 class _Diag(Diagnosis):
     """Diagnosis plus the bookkeeping of lazily computed reasons for batch-rejected nodes."""
 
-    __slots__ = ("feasible_rows", "node_hint", "processed_failures", "signature")
+    __slots__ = ("feasible_rows", "node_hint", "nominated_walked_and_failed", "processed_failures", "signature")
 
     def __init__(self) -> None:
         super().__init__()
         self.processed_failures = 0
+        #: Whether the walk processed and rejected the nominated (or hinted) node that failed first.
+        self.nominated_walked_and_failed = False
         self.feasible_rows: np.ndarray | None = None
         #: OpportunisticBatching: the pod's signature and the node the batch hinted ("" for none).
         self.signature: PodSignature | None = None
