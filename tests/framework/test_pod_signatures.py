@@ -174,6 +174,8 @@ def test_pods_of_one_spec_with_other_labels_are_signed_apart() -> None:
     fw = new_framework(config)
     spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}
     a, b, c = _pod(spec, {"app": "a"}), _pod(spec, {"app": "b"}), _pod(spec, {"app": "a"})
+    for p in (a, b, c):
+        p.share_spec_parses()  # as the queue does: one template, the spec-only signers' answers shared
     sa, sb, sc = (fw.framework.sign_pod(p) for p in (a, b, c))
     assert sa is not None and sb is not None
     assert sa != sb and sa == sc
@@ -204,3 +206,48 @@ def test_every_sign_call_is_timed_until_the_first_that_cannot_sign() -> None:
     assert count("CannotSign", "Unschedulable") == 3
     assert count("SignsC", "Success") is None
     assert count("CannotSign", "Success") is None
+
+
+def test_spec_only_signers_answer_once_per_template_and_are_still_timed_per_pod() -> None:
+    """A signer declaring ``signs_by_spec`` answers once for the pods sharing a spec template; every
+    pod still gets one Sign observation per plugin (upstream calls SignPod per pod). A signer
+    without it is asked for each pod."""
+    calls = {"BySpec": 0, "ByLabels": 0}
+
+    class BySpec:
+        name = "BySpec"
+        signs_by_spec = True
+
+        def __init__(self, args: object = None, handle: object = None) -> None:
+            pass
+
+        def filter(self, state: object, pod: PodInfo, ni: object) -> None:
+            return None
+
+        def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+            calls["BySpec"] += 1
+            return [SignFragment("spec", pod.spec.get("priority"))], None
+
+    class ByLabels(BySpec):
+        name = "ByLabels"
+        signs_by_spec = False
+
+        def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+            calls["ByLabels"] += 1
+            return [SignFragment("labels", dict(pod.labels))], None
+
+    fw = new_framework([BySpec, ByLabels], profile="test-scheduler").framework
+    pods = [_pod({"priority": 1}, {"i": str(i)}, scheduler="test-scheduler") for i in range(3)]
+    other = _pod({"priority": 2}, {"i": "0"}, scheduler="test-scheduler")
+    for p in [*pods, other]:
+        p.share_spec_parses()
+    sigs = [fw.sign_pod(p) for p in [*pods, other]]
+    assert calls == {"BySpec": 2, "ByLabels": 4}  # two templates; four pods
+    assert len(set(sigs)) == 4
+    assert sigs[0] == fw.sign_pod(_pod({"priority": 1}, {"i": "0"}, scheduler="test-scheduler"))
+    assert fw.metrics is not None
+    count = fw.metrics.registry.get_sample_value(
+        "scheduler_plugin_execution_duration_seconds_count",
+        {"plugin": "BySpec", "extension_point": "Sign", "status": "Success"},
+    )
+    assert count == 5

@@ -292,7 +292,9 @@ class SignPlugin(Plugin, Protocol):
     field (``framework/signature.py``) and its canonical value. Pods whose fragments are all equal
     get the same results on the same nodes, so a profile may reuse one pod's scored nodes for the
     next. Unschedulable (or Error) means this pod cannot be compared with others. A profile with
-    any such plugin that lacks ``sign_pod`` never batches."""
+    any such plugin that lacks ``sign_pod`` never batches. A plugin whose answer depends on the
+    pod's spec and status only may set the class attribute ``signs_by_spec = True``: the framework
+    then keeps its answer for every pod of that spec."""
 
     def sign_pod(self, pod: PodInfo) -> tuple[Sequence[SignFragment], StatusLike]: ...
 

@@ -281,6 +281,8 @@ class Framework:
         #: OpportunisticBatching (gate on): the batch state, and the plugins that sign pods.
         self.batch: OpportunisticBatch | None = None
         self._signers: tuple[SignPlugin, ...] = ()
+        self._sign_durations: tuple[PluginDurations | None, ...] = ()
+        self._sign_memo_keys: tuple[str | None, ...] = ()
         self.signatures_enabled = False
         if opportunistic_batching:
             self._compute_batchable_plugins()
@@ -375,8 +377,14 @@ class Framework:
         self._signers = tuple(signers)
         # Each signer's Sign durations, looked up once: every pod signs, every call is observed.
         metrics = self.metrics
-        self._sign_durations: tuple[PluginDurations | None, ...] = tuple(
+        self._sign_durations = tuple(
             metrics.plugin_duration_recorder(p.name, "Sign") if metrics is not None else None for p in signers
+        )
+        #: Signers whose fragments depend on the pod's spec and status only (``signs_by_spec``):
+        #: their answers are kept per spec template, by this key.
+        self._sign_memo_keys = tuple(
+            f"Sign/{self.profile_name}/{p.name}" if getattr(p, "signs_by_spec", False) is True else None
+            for p in signers
         )
         self.signatures_enabled = not unsupported
         if unsupported:
@@ -404,13 +412,23 @@ class Framework:
         fragments: dict[str, Any] = {SCHEDULER_NAME_SIGNER: pod.scheduler_name}
         signature: PodSignature | None = None
         perf_counter = time.perf_counter
-        for p, durations in zip(self._signers, self._sign_durations, strict=True):
+        # Pods of one spec and status share a template (PodInfo.share_spec_parses): what a
+        # spec-only signer answered for the template holds for each of them. The call is still
+        # made (to the memo) and timed, one observation a pod and plugin as upstream's.
+        template = pod.__dict__.get("_template")
+        shared: dict[str, Any] | None = template.cache if template is not None else None
+        for p, durations, memo_key in zip(self._signers, self._sign_durations, self._sign_memo_keys, strict=True):
             t0 = perf_counter()
-            try:
-                parts, st = p.sign_pod(pod)
-            except Exception as err:
-                debug_traceback(p.name, "SignPod")
-                parts, st = (), Status(Code.ERROR, one_line(err))
+            if memo_key is not None and shared is not None and memo_key in shared:
+                parts, st = shared[memo_key]
+            else:
+                try:
+                    parts, st = p.sign_pod(pod)
+                except Exception as err:
+                    debug_traceback(p.name, "SignPod")
+                    parts, st = (), Status(Code.ERROR, one_line(err))
+                if memo_key is not None and shared is not None and (st is None or st.code != Code.ERROR):
+                    shared[memo_key] = (tuple(parts), st)
             if st is None or st.code == Code.SUCCESS:
                 if durations is not None:
                     durations.observe("Success", perf_counter() - t0)

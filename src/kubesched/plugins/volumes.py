@@ -26,6 +26,7 @@ kubesched supports its volumes, so it waits for the periodic flush instead of ev
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
 from kubesched.config.releases import DEFAULT_RELEASE, NO_DRA_DEALLOCATE_REASON
@@ -98,6 +99,9 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.args = args
         self.handle = handle
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Upstream's volume plugins depend only on the pod's volumes other than ConfigMaps and
@@ -198,6 +202,9 @@ class DynamicResources(
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         return None
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Upstream cannot tell whether claims are local to a node: pods with claims are not signable."""

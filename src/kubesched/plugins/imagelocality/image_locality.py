@@ -21,6 +21,7 @@ The per-cycle image counts come from :class:`ImageStateIndex`, refreshed once pe
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -147,6 +148,9 @@ class ImageLocality(BatchScorePlugin):
         release = handle.release if handle is not None else DEFAULT_RELEASE
         self._volumes = release.has(IMAGE_LOCALITY_IMAGE_VOLUMES)
         self._volumes_in_count = release.has(IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD)
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its score depends on the containers' images (upstream signs the containers' and init

@@ -10,7 +10,7 @@ its preferred terms add to every pod's score.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, cast
+from typing import ClassVar, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -175,6 +175,9 @@ class NodeAffinity(
                     ) from err
 
     # -- PreFilter / Filter -----------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend on the pod's node affinity and node selector (OpportunisticBatching)."""
         selector = pod.spec.get("nodeSelector")

@@ -17,6 +17,7 @@ of v1.37 (gate InPlacePodVerticalScalingSchedulerPreemption, Alpha and off).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from kubesched.config.releases import DEFAULT_RELEASE, NODE_DECLARED_FEATURES_IN_DEFAULT_PROFILE, SPLIT_POD_EVENTS
 from kubesched.framework import signature as sign
@@ -91,6 +92,9 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         self._target_pod_events = release.has(SPLIT_POD_EVENTS)
         #: Inferred requirements by the repr of the spec they were inferred from.
         self._by_spec: dict[str, FeatureSet] = {}
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend only on the features the pod needs (OpportunisticBatching)."""

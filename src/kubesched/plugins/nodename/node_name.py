@@ -12,6 +12,7 @@ constructing :class:`NodeName` with a v1.37 handle builds a :class:`NodeNameWith
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +40,9 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
 class NodeName(EnqueueExtensions, BatchFilterPlugin):
     name = names.NODE_NAME
     args_type = None
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend only on ``spec.nodeName`` (OpportunisticBatching)."""

@@ -10,6 +10,7 @@ protocol and port.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
@@ -61,6 +62,9 @@ class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
 
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend only on the pod's host ports (OpportunisticBatching)."""

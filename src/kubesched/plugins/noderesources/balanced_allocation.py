@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -168,6 +169,9 @@ class BalancedAllocation(PreScorePlugin, BatchScorePlugin):
             dense_scorer=balanced_resource_dense_scorer,
         )
         self._rows = RowScores()
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses

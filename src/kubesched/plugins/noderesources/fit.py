@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -111,6 +112,9 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         self.ignored_resource_groups = set(self.args.ignored_resource_groups)
 
     # -- PreFilter --------------------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses
         pods whose extended resources DRA would provide (v1.36+); kubesched has no DRA

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +46,9 @@ class NodeUnschedulable(EnqueueExtensions, BatchFilterPlugin):
 
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend only on the pod's tolerations (OpportunisticBatching)."""

@@ -11,7 +11,7 @@ The NodeInclusionPolicy and MatchLabelKeys gates are GA/on in v1.35 and always h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -103,6 +103,9 @@ class PodTopologySpread(
     # ------------------------------------------------------------------------------------------
     # constraints
     # ------------------------------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Spreading depends on where other pods are, so a pod with constraints, its own or the
         defaults (the system defaults of the default profile included), cannot be signed."""

@@ -11,7 +11,7 @@ NormalizeScore reverses the default normalisation so a node with none scores 100
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeAlias
+from typing import ClassVar, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -110,6 +110,9 @@ class TaintToleration(EnqueueExtensions, BatchFilterPlugin, PreScorePlugin, Batc
         self.handle = handle
 
     # -- Filter -----------------------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """Its results depend only on the pod's tolerations (OpportunisticBatching)."""
         return [SignFragment(sign.TOLERATIONS_SIGNER, sign.tolerations(pod))], None
