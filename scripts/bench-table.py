@@ -42,6 +42,7 @@ WORKLOADS = (
     "PreemptionBasic",
     "Unschedulable",
     "GpuTrace",
+    "HostPortReplicas",
 )
 KERNEL = "kernel"
 #: Pods bound on every node before the clock starts, in the scale matrix.
@@ -77,8 +78,8 @@ def matrix(name: str) -> list[Case]:
         # Both schedulers on the real control plane at 1000 nodes, one after the other in each round.
         cases = []
         for w in WORKLOADS:
-            if w == "GpuTrace":
-                continue  # a GpuShare profile kube-scheduler does not have
+            if w in ("GpuTrace", "HostPortReplicas"):
+                continue  # simulator only (profiles the API-server harness does not run)
             for sched in ("kubesched", "kube-scheduler"):
                 cases.append((w, "apiserver", sched, ("--nodes", "1000", *_api_size(w))))
         return cases

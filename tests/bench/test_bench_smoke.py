@@ -45,6 +45,7 @@ SIZES = {
     "PreemptionBasic": (4, 16, 4),
     "Unschedulable": (5, 1, 20),
     "GpuTrace": (100, 10, 20),
+    "HostPortReplicas": (6, 0, 6),
 }
 
 
@@ -230,3 +231,19 @@ def test_no_feature_gates_key_without_the_flag() -> None:
     code, output = _bench("--workload", "SchedulingBasic", "--nodes", "5", "--init-pods", "0", "--pods", "5")
     assert code == 0, output
     assert "feature_gates" not in json.loads(output)
+
+
+def test_host_port_replicas_are_batchable_and_the_default_profile_pods_are_not() -> None:
+    """HostPortReplicas exists to measure OpportunisticBatching: its profile must sign its pods
+    (PodTopologySpread without default constraints), and the same pod under kube-scheduler's
+    default profile must not be signable (the system default constraints), which is why the
+    scheduler_perf workloads never batch."""
+    from kubesched.bench.workloads import BATCHABLE_CONFIG, _host_port_pod
+    from kubesched.framework.types import PodInfo
+    from kubesched.testing import new_framework
+
+    pod = _host_port_pod("default", "web-0")
+    batchable = new_framework(BATCHABLE_CONFIG).framework
+    default = new_framework({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"})
+    assert batchable.sign_pod(PodInfo(pod)) is not None
+    assert default.framework.sign_pod(PodInfo(pod)) is None
