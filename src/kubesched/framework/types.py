@@ -364,6 +364,14 @@ class HostPortInfo:
     def __len__(self) -> int:
         return sum(len(e) for e in self._ports.values())
 
+    def __bool__(self) -> bool:
+        return bool(self._ports)
+
+    def key(self) -> frozenset[tuple[str, str, int]]:
+        """The (ip, protocol, port) triples in use, what conflicts depend on (not how many pods
+        hold each): nodes with equal keys answer every conflict check alike."""
+        return frozenset((ip, proto, port) for ip, entry in self._ports.items() for proto, port in entry)
+
     def clone(self) -> HostPortInfo:
         c = HostPortInfo()
         c._ports = {ip: dict(e) for ip, e in self._ports.items()}
