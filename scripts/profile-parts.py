@@ -8,8 +8,9 @@ a scheduling cycle, as µs a pod (the table "Where the time goes" in docs/perfor
 The run is a child process under ``py-spy record -f raw`` (py-spy must be on PATH or beside this
 Python). Only samples of the measured phase count: stacks through ``run_sim`` at or after the line
 that starts its clock (found in the source the child imports), so building the cluster and binding
-the init pods are left out. Each sample is charged to the innermost frame on its stack that belongs
-to one of PARTS (leaf first), so a histogram observed inside Filter counts as metrics, not Filter.
+the init pods are left out. Each sample is charged to the OUTER part on its stack if any
+(PostFilter: preemption's dry run with its own Filter calls), else to the innermost frame that
+belongs to one of PARTS (leaf first), so a histogram observed inside Filter counts as metrics.
 µs a pod = the part's share of the samples × the child's CPU seconds of the measured phase / pods
 bound: CPU time, so the figures move little with the machine's load (the wall-clock rate does).
 """
@@ -27,6 +28,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+#: Parts that take everything under them (their own Filter calls, their metrics), matched first.
+OUTER: tuple[tuple[str, str], ...] = (
+    ("PostFilter (preemption's dry run, victims)", r"run_post_filter_plugins"),
+)
 #: (part, regex on a py-spy frame "function (path:line)"), matched leaf first.
 PARTS: tuple[tuple[str, str], ...] = (
     ("metrics", r"metrics\.py|prometheus_client"),
@@ -83,6 +88,7 @@ def _measured(stack: str, start_line: int) -> bool:
 
 def charge(raw: str, start_line: int) -> Counter[str]:
     """Samples of the measured phase per part, from py-spy's raw (collapsed) output."""
+    outer = [(name, re.compile(rx)) for name, rx in OUTER]
     tiers = [[(name, re.compile(rx)) for name, rx in tier] for tier in (PARTS, REST)]
     parts: Counter[str] = Counter()
     for line in raw.splitlines():
@@ -90,7 +96,7 @@ def charge(raw: str, start_line: int) -> Counter[str]:
         if not stack or not count.isdigit() or not _measured(stack, start_line):
             continue
         frames = stack.split(";")[::-1]
-        part = next(
+        part = next((name for name, rx in outer if any(rx.search(f) for f in frames)), "") or next(
             (name for tier in tiers for frame in frames for name, rx in tier if rx.search(frame)),
             "other",
         )

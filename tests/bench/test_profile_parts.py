@@ -57,3 +57,15 @@ def test_setup_samples_are_left_out_and_each_sample_goes_to_its_innermost_part()
         "scheduling cycle, rest": 2,
         "simulator (clock, store, pod creation)": 4,
     }
+
+
+def test_preemption_takes_its_own_filter_calls() -> None:
+    """PostFilter is an outer part: the dry run's Filter calls and metrics count as PostFilter."""
+    charge = _script().charge
+    post = "Framework.run_post_filter_plugins (kubesched/framework/runtime.py:810)"
+    raw = "\n".join([
+        _stack(112, post, "run_filter_plugins (kubesched/framework/filtering.py:85)", count=5),
+        _stack(112, post, "PluginDurations.observe (kubesched/metrics.py:190)", count=2),
+        _stack(112, "Framework.run_filter_plugins (kubesched/framework/runtime.py:770)", count=3),
+    ])
+    assert dict(charge(raw, 107)) == {"PostFilter (preemption's dry run, victims)": 7, "Filter": 3}
