@@ -262,7 +262,15 @@ class SchedulingQueue:
                 return
             pi.share_spec_parses()
             qpi = QueuedPodInfo(pi, timestamp=self.clock.now())
+            self._sign(pi)
             self._move_to_active_or_gate(qpi, event)
+
+    def _sign(self, pi: PodInfo) -> None:
+        """Upstream ``signPod`` (v1.36+, OpportunisticBatching on): the profile's
+        ``sign_queued_pod`` when it has one (the framework's decides by release and gate)."""
+        sign = getattr(self._profile(pi), "sign_queued_pod", None)
+        if sign is not None:
+            sign(pi)
 
     def _find(self, uid: str) -> QueuedPodInfo | None:
         item = self._active_uids.get(uid)
@@ -693,17 +701,20 @@ class SchedulingQueue:
             if item is not None:
                 key = self._heap_key(item)
                 item.qpi.pod_info.update(new)
+                self._sign(item.qpi.pod_info)
                 if self._sort_keys is not None and self._heap_key(item) != key:
                     # Its place in activeQ changed (upstream's heap Update): a new entry, the old stale.
                     self._push_active(item.qpi)
                 return
             if uid in self._backoff_pods:
                 self._backoff_pods[uid].pod_info.update(new)
+                self._sign(self._backoff_pods[uid].pod_info)
                 return
             entry = self._unschedulable.get(uid)
             if entry is not None:
                 qpi = entry[0]
                 qpi.pod_info.update(new)
+                self._sign(qpi.pod_info)
                 split = self.split_pod_events
                 if qpi.gated:
                     # PreEnqueue decides again (any update may open a plugin's gate).

@@ -176,6 +176,19 @@ DRA_FILTER_TIMEOUT_IS_ERROR = Change(
     "a DynamicResources Filter timeout is an Error of the cycle, not an Unschedulable node",
     where="n/a: pods with ResourceClaims are rejected at PreFilter until DRA lands (issue 18)",
 )
+QUEUE_SIGNS_PODS = Change(
+    "QueueSignsPods",
+    V1_36,
+    "pkg/scheduler/backend/queue/scheduling_queue.go (signPod in newQueuedPodInfo and Update), "
+    "pkg/scheduler/framework/runtime/framework.go (SignPod)",
+    "OpportunisticBatching signs a pod when it enters the scheduling queue and when a queued pod is "
+    "updated, not in every scheduling cycle (v1.35 signs in GetNodeHint, each attempt); SignPod "
+    "observes scheduler_framework_extension_point_duration_seconds{extension_point=\"Sign\"} each "
+    "time (v1.35: in sampled cycles only)",
+    where="backend/queue.py (add, update: QueueProfile.sign_queued_pod), framework/runtime.py "
+    "(sign_queued_pod, cycle_signature)",
+)
+
 # -- v1.37 ------------------------------------------------------------------------------------
 NODE_NAME_BEFORE_NODE_UNSCHEDULABLE = Change(
     "NodeNameBeforeNodeUnschedulable",
@@ -288,6 +301,7 @@ CHANGES: tuple[Change, ...] = (
     FAILURE_HANDLER_REPORTS_CACHED_POD,
     POD_SCHEDULED_AFTER_FLUSH_METRIC,
     DRA_FILTER_TIMEOUT_IS_ERROR,
+    QUEUE_SIGNS_PODS,
     NODE_NAME_BEFORE_NODE_UNSCHEDULABLE,
     NODE_NAME_PRE_FILTER,
     IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD,

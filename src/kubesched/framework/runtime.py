@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.config.releases import DEFAULT_RELEASE, Release
+from kubesched.config.releases import DEFAULT_RELEASE, QUEUE_SIGNS_PODS, Release
 from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 
 from .batch import OpportunisticBatch
@@ -284,6 +284,8 @@ class Framework:
         self._sign_durations: tuple[PluginDurations | None, ...] = ()
         self._sign_memo_keys: tuple[str | None, ...] = ()
         self.signatures_enabled = False
+        #: v1.36+: the queue signs pods (QueueSignsPods); v1.35: every scheduling cycle does.
+        self._queue_signs = self.release.has(QUEUE_SIGNS_PODS)
         if opportunistic_batching:
             self._compute_batchable_plugins()
             self.batch = OpportunisticBatch(self, handle.clock.now)
@@ -396,19 +398,41 @@ class Framework:
         return cast("Release", getattr(self.handle, "release", DEFAULT_RELEASE))
 
     def sign_pod(self, pod: PodInfo, record: bool = False) -> PodSignature | None:
-        """Upstream ``SignPod``: the pod's signature, or None when some plugin cannot sign it.
+        """Upstream ``SignPod``: the pod's signature, or None when signatures are off for this
+        profile or some plugin cannot sign the pod. Every call signs: each signer's call is timed
+        into ``scheduler_plugin_execution_duration_seconds{extension_point="Sign"}`` (not sampled,
+        as upstream's); ``record`` also observes the Sign extension point, even when the profile
+        does not sign (upstream's deferred observation comes first)."""
+        start = time.perf_counter()
+        signature = self._sign(pod) if self.signatures_enabled else None
+        if record:
+            self._observe("Sign", _SUCCESS, start)
+        return signature
 
-        Computed once per pod version and profile (kept in ``pod.cache``), as v1.36+ computes it
-        once when the pod enters the queue; the signature depends only on the pod. Every plugin
-        call is timed into ``scheduler_plugin_execution_duration_seconds{extension_point="Sign"}``
-        as upstream times it (not sampled); the extension point itself only in sampled cycles."""
-        if not self.signatures_enabled:
-            return None
+    def sign_queued_pod(self, pod: PodInfo) -> None:
+        """v1.36+ with OpportunisticBatching on: the queue signs a pod when it enters the queue and
+        when a queued pod is updated (``scheduling_queue.go`` ``signPod``), observing the Sign
+        extension point every time; the cycle then uses that signature (:meth:`cycle_signature`)."""
+        if self.batch is None or not self._queue_signs:
+            return
+        pod.cache[_SIGNATURE_KEY + self.profile_name] = self.sign_pod(pod, record=True)
+
+    def cycle_signature(self, pod: PodInfo, record: bool) -> PodSignature | None:
+        """The signature a scheduling cycle batches by. v1.35 signs in every attempt (in
+        ``GetNodeHint``; the extension point only in sampled cycles, ``record``); v1.36+ takes the
+        one the queue computed, signing now only for a pod that did not come through the queue
+        (or was updated while in flight)."""
+        if not self._queue_signs:
+            return self.sign_pod(pod, record)
         key = _SIGNATURE_KEY + self.profile_name
         cache = pod.cache
         if key in cache:
             return cast("PodSignature | None", cache[key])
-        start = time.perf_counter()
+        signature = cache[key] = self.sign_pod(pod, record=True)
+        return signature
+
+    def _sign(self, pod: PodInfo) -> PodSignature | None:
+        """Each signer in turn until one cannot sign; the JSON of the fragments."""
         fragments: dict[str, Any] = {SCHEDULER_NAME_SIGNER: pod.scheduler_name}
         signature: PodSignature | None = None
         perf_counter = time.perf_counter
@@ -443,9 +467,6 @@ class Framework:
             break
         else:
             signature = encode_signature(fragments)
-        cache[key] = signature
-        if record:
-            self._observe("Sign", _SUCCESS, start)
         return signature
 
     def _set_instrumented_plugins(self, metrics: SchedulerMetrics) -> None:

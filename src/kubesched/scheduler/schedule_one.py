@@ -228,7 +228,7 @@ class ScheduleOneMixin(BindingCycleMixin):
         batch = fw.batch
         if batch is not None:
             # Upstream asks for the hint even when the pod has a nominated node, which goes first.
-            diagnosis.signature = fw.sign_pod(pi, state.record_plugin_metrics)
+            diagnosis.signature = fw.cycle_signature(pi, state.record_plugin_metrics)
             diagnosis.node_hint = batch.get_node_hint(
                 state, pi, diagnosis.signature, self.queue.scheduling_cycle, self.snapshot.get
             )
