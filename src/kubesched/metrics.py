@@ -334,13 +334,14 @@ class SchedulerMetrics:
         )
 
         # OpportunisticBatching (framework/batch.py), registered whether or not the gate is on.
-        self.batch_attempts_total = Counter(
+        # LightCounters: bumped in every cycle of a batching profile.
+        self.batch_attempts_total = LightCounter(
             "scheduler_batch_attempts",
             "Counts of results when we attempt to use batching.",
             ["profile", "result"],
             registry=r,
         )
-        self.batch_cache_flushed_total = Counter(
+        self.batch_cache_flushed_total = LightCounter(
             "scheduler_batch_cache_flushed",
             "Counts of cache flushes by reason.",
             ["profile", "reason"],
