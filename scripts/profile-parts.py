@@ -5,7 +5,8 @@ a scheduling cycle, as µs a pod (the table "Where the time goes" in docs/perfor
     PYTHONPATH=src scripts/profile-parts.py --workload SchedulingBasic --nodes 5000 \
         --init-pods 1000 --pods 10000 [--rate 500] [--raw out.txt] [-o json]
 
-The run is a child process under ``py-spy record -f raw`` (py-spy must be on PATH or beside this
+The run is a child process under ``py-spy record -f raw``, with the garbage collector tuned as
+``kubesched bench`` tunes it (py-spy must be on PATH or beside this
 Python). Only samples of the measured phase count: stacks through ``run_sim`` at or after the line
 that starts its clock (found in the source the child imports), so building the cluster and binding
 the init pods are left out. Each sample is charged to the OUTER part on its stack if any
@@ -61,6 +62,11 @@ _CHILD = r"""
 import inspect, json, sys
 from kubesched.bench import sim as bench_sim
 from kubesched.bench.harness import run_bench
+try:
+    from kubesched.gctune import tune_gc  # what `kubesched bench` does first
+    tune_gc()
+except ImportError:
+    pass
 lines = inspect.getsource(bench_sim.run_sim).splitlines()
 first = inspect.getsourcelines(bench_sim.run_sim)[1]
 start = next(first + i for i, l in enumerate(lines) if "cpu0 = time.process_time()" in l)
