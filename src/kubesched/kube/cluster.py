@@ -392,6 +392,18 @@ class KubeCluster:
         items, _ = self.client.list_all(rt.path())
         return [{**trim_object(o), "apiVersion": rt.api_version, "kind": rt.kind} for o in items]
 
+    def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """From the informer's store; kinds without an informer are looked up in :meth:`list_objects`."""
+        key = f"{namespace}/{name}" if namespace else name
+        inf = self._informer_for(api_version, kind)
+        if inf is not None:
+            return inf.get(key)
+        for obj in self.list_objects(api_version, kind):
+            md = obj.get("metadata") or {}
+            if md.get("name") == name and (md.get("namespace") or "") == namespace:
+                return obj
+        return None
+
     def _resource_of(self, obj: Mapping[str, Any]) -> ResourceType:
         api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
         inf = self._informer_for(api_version, kind)
