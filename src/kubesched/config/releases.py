@@ -215,7 +215,8 @@ SPLIT_POD_EVENTS = Change(
     "pod events are AssignedPod, UnscheduledPod (was UnschedulablePod) and TargetPod (the pod's own "
     "updates); the event labels of the metrics change with them",
     where="framework/events.py (pod_scheduling_properties_change, event_label), scheduler/eventhandlers.py, "
-    "backend/queue.py, plugins/interpodaffinity/plugin.py, plugins/podtopologyspread/plugin.py (events_to_register)",
+    "backend/queue.py, plugins/interpodaffinity/plugin.py, plugins/podtopologyspread/plugin.py, "
+    "plugins/volumerestrictions/volume_restrictions.py (events_to_register)",
 )
 NODE_DECLARED_FEATURE_VOLUME_BIND_MOUNT_OPTIONS = Change(
     "NodeDeclaredFeatureVolumeBindMountOptions",

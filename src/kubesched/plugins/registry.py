@@ -27,13 +27,9 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.tainttoleration import TaintToleration
     from kubesched.plugins.tenancy import TenantIsolation
     from kubesched.plugins.tenantfairsort import TenantFairSort
-    from kubesched.plugins.volumes import (
-        DynamicResources,
-        NodeVolumeLimits,
-        VolumeBinding,
-        VolumeRestrictions,
-        VolumeZone,
-    )
+    from kubesched.plugins.volumerestrictions import VolumeRestrictions
+    from kubesched.plugins.volumes import DynamicResources, NodeVolumeLimits, VolumeBinding
+    from kubesched.plugins.volumezone import VolumeZone
     from kubesched.plugins.windowtransfer import WindowTransfer
 
     r = Registry()

@@ -1,7 +1,8 @@
-"""Honest stand-ins for the volume and DRA plugins of the default profile, which kubesched does not
-implement yet: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits and
-DynamicResources (upstream ``pkg/scheduler/framework/plugins/{volumebinding,volumerestrictions,
-volumezone,nodevolumelimits,dynamicresources}``).
+"""Honest stand-ins for the volume and DRA plugins of the default profile that kubesched does not
+implement yet: VolumeBinding, NodeVolumeLimits and DynamicResources (upstream
+``pkg/scheduler/framework/plugins/{volumebinding,nodevolumelimits,dynamicresources}``). VolumeZone
+and VolumeRestrictions are real (``plugins/volumezone``, ``plugins/volumerestrictions``); the
+remaining work is planned in docs/dev/volumes-plan.md (issue 15).
 
 They exist so that upstream's default profile, and configurations naming these plugins at their
 usual extension points, load unchanged. What they do:
@@ -14,9 +15,8 @@ usual extension points, load unchanged. What they do:
   saying kubesched does not support them yet, rather than being placed on a node whose volumes or
   devices were never checked.
 
-Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, volume zone
-labels, CSI attach limits, the disk-conflict checks of inline GCE PD / AWS EBS / RBD / iSCSI
-volumes and ReadWriteOncePod, and all of DRA (claims, allocation, device taints, extended
+Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, CSI attach
+limits, and all of DRA (claims, allocation, device taints, extended
 resources backed by devices).
 
 These plugins register no cluster events: a pod they rejected can only become schedulable once
@@ -51,8 +51,6 @@ __all__ = [
     "DynamicResources",
     "NodeVolumeLimits",
     "VolumeBinding",
-    "VolumeRestrictions",
-    "VolumeZone",
     "pod_has_claimed_volumes",
     "pod_has_resource_claims",
 ]
@@ -115,14 +113,6 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return []
-
-
-class VolumeRestrictions(_VolumeStandIn):
-    name = names.VOLUME_RESTRICTIONS
-
-
-class VolumeZone(_VolumeStandIn):
-    name = names.VOLUME_ZONE
 
 
 class NodeVolumeLimits(_VolumeStandIn):
