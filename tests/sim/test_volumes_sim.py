@@ -3,10 +3,10 @@
 Manifests: the seven storage kinds at their served versions, refused field by field (exit 2, one
 line per problem) or admitted with the API server's defaults (pkg/apis/core/v1/defaults.go,
 pkg/apis/storage/v1/defaults.go). Scheduling: VolumeRestrictions' disk conflicts and
-ReadWriteOncePod claims and VolumeZone's zones through the default profile (the PVC rejection of
-the VolumeBinding and NodeVolumeLimits stand-ins is kept until those plugins land, so the
-ReadWriteOncePod and zone cases use a profile without them), the PVC event that requeues a pod,
-and its metric label. FailedScheduling texts are upstream's ``FitError.Error()``.
+ReadWriteOncePod claims, VolumeZone's zones and NodeVolumeLimits' attach limits through the
+default profile (the PVC rejection of VolumeBinding's stand-in is kept until that plugin lands, so
+the cases with claims use a profile without it), the PVC event that requeues a pod, and its metric
+label. FailedScheduling texts are upstream's ``FitError.Error()``.
 """
 
 from __future__ import annotations
@@ -178,12 +178,12 @@ def test_disk_conflict_through_the_default_profile() -> None:
                                     "nodes are available: 1 No preemption victims found for incoming pod.")
 
 
-#: The default profile without the stand-ins that still reject every pod with a claim.
+#: The default profile without VolumeBinding's stand-in, which still rejects every pod with a claim.
 WITHOUT_STAND_INS = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
     "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [
-        {"name": "VolumeBinding"}, {"name": "NodeVolumeLimits"}]}}}],
+        {"name": "VolumeBinding"}]}}}],
 }
 
 
@@ -240,6 +240,36 @@ def test_a_missing_claim_is_waited_for_and_its_creation_requeues_the_pod() -> No
     text = fw.scheduler.metrics.registry.get_sample_value(
         "scheduler_event_handling_duration_seconds_count", {"event": "PersistentVolumeClaimAdd"})
     assert text == 1
+
+
+def csi_node(name: str, ebs_limit: int) -> dict[str, Any]:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
+            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": name, "allocatable": {"count": ebs_limit}}]}}
+
+
+def ebs(volume_id: str) -> dict[str, Any]:
+    return {"name": volume_id, "awsElasticBlockStore": {"volumeID": volume_id}}
+
+
+def test_attach_limits_of_inline_volumes_migrated_to_csi() -> None:
+    """Inline AWS EBS volumes count against the node's ebs.csi.aws.com limit (migration is on)."""
+    nodes = [node("n1"), node("n2")]
+    objects = [csi_node("n1", 1), csi_node("n2", 2)]
+    fw = new_framework(load_config(None), nodes=nodes, objects=objects,
+                       pods=[pod("a", ebs("vol-a"), node_name="n1"), pod("b", ebs("vol-b"), node_name="n2"),
+                             pod("c", ebs("vol-c"))])
+    fw.schedule(until=fw.clock.now() + 1)
+    assert fw.cluster.pods["default/c"]["spec"]["nodeName"] == "n2"
+    fw.cluster.create_pod(pod("d", ebs("vol-d")))
+    fw.schedule(until=fw.clock.now() + 1)
+    assert condition(fw, "d") == ("0/2 nodes are available: 2 node(s) exceed max volume count. preemption: 0/2 "
+                                  "nodes are available: 2 No preemption victims found for incoming pod.")
+    # vol-a is attached to n1 already, so it would not count there; but an EBS volume cannot be
+    # shared (VolumeRestrictions, which runs first).
+    fw.cluster.create_pod(pod("e", ebs("vol-a")))
+    fw.schedule(until=fw.clock.now() + 1)
+    assert condition(fw, "e").startswith("0/2 nodes are available: 1 node(s) exceed max volume count, 1 node(s) "
+                                         "had no available disk.")
 
 
 @pytest.mark.parametrize("with_stand_ins", [True, False])

@@ -1,8 +1,9 @@
 """Honest stand-ins for the volume and DRA plugins of the default profile that kubesched does not
-implement yet: VolumeBinding, NodeVolumeLimits and DynamicResources (upstream
-``pkg/scheduler/framework/plugins/{volumebinding,nodevolumelimits,dynamicresources}``). VolumeZone
-and VolumeRestrictions are real (``plugins/volumezone``, ``plugins/volumerestrictions``); the
-remaining work is planned in docs/dev/volumes-plan.md (issue 15).
+implement yet: VolumeBinding and DynamicResources (upstream
+``pkg/scheduler/framework/plugins/{volumebinding,dynamicresources}``). VolumeZone,
+VolumeRestrictions and NodeVolumeLimits are real (``plugins/volumezone``,
+``plugins/volumerestrictions``, ``plugins/nodevolumelimits``); the remaining work is planned in
+docs/dev/volumes-plan.md (issue 15).
 
 They exist so that upstream's default profile, and configurations naming these plugins at their
 usual extension points, load unchanged. What they do:
@@ -15,9 +16,8 @@ usual extension points, load unchanged. What they do:
   saying kubesched does not support them yet, rather than being placed on a node whose volumes or
   devices were never checked.
 
-Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, CSI attach
-limits, and all of DRA (claims, allocation, device taints, extended
-resources backed by devices).
+Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, and all of
+DRA (claims, allocation, device taints, extended resources backed by devices).
 
 These plugins register no cluster events: a pod they rejected can only become schedulable once
 kubesched supports its volumes, so it waits for the periodic flush instead of every event.
@@ -49,7 +49,6 @@ from kubesched.plugins import names
 
 __all__ = [
     "DynamicResources",
-    "NodeVolumeLimits",
     "VolumeBinding",
     "pod_has_claimed_volumes",
     "pod_has_resource_claims",
@@ -113,10 +112,6 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return []
-
-
-class NodeVolumeLimits(_VolumeStandIn):
-    name = names.NODE_VOLUME_LIMITS
 
 
 class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPreFlightPlugin):
