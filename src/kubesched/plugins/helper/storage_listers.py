@@ -21,19 +21,33 @@ from kubesched.api.storage import (
     CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
+    PodVolume,
     StorageClass,
     VolumeAttachment,
+    pod_volumes,
 )
 from kubesched.framework.interfaces import Handle
-from kubesched.framework.types import JSONObj
+from kubesched.framework.types import JSONObj, PodInfo
 
-__all__ = ["StorageListers"]
+__all__ = ["StorageListers", "volumes_of"]
 
 V = TypeVar("V")
 CORE = "v1"
 STORAGE = "storage.k8s.io/v1"
 #: Views kept at most; past it the cache starts over (objects deleted long ago go with it).
 _MAX_CACHED = 200_000
+
+
+_VOLUMES_KEY = "storage/volumes"
+
+
+def volumes_of(pod: PodInfo) -> tuple[PodVolume, ...]:
+    """The pod's volumes (:func:`~kubesched.api.storage.pod_volumes`), parsed once per pod version
+    and shared by the volume plugins (most pods have a service-account token volume)."""
+    cached = pod.cache.get(_VOLUMES_KEY)
+    if cached is None:
+        cached = pod.cache[_VOLUMES_KEY] = pod_volumes(pod.pod)
+    return cast("tuple[PodVolume, ...]", cached)
 
 
 class StorageListers:

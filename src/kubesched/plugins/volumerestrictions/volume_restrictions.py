@@ -32,7 +32,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
-from kubesched.plugins.helper.storage_listers import StorageListers
+from kubesched.plugins.helper.storage_listers import StorageListers, volumes_of
 from kubesched.plugins.jsonview import require_object
 
 __all__ = [
@@ -58,7 +58,7 @@ def _restricted(pod: PodInfo) -> tuple[PodVolume, ...]:
     """The pod's inline GCE PD, AWS EBS, RBD and iSCSI volumes (cached per pod)."""
     cached = pod.cache.get(_CACHE_KEY)
     if cached is None:
-        cached = tuple(v for v in pod_volumes(pod.pod) if v.kind in RESTRICTED_SOURCES)
+        cached = tuple(v for v in volumes_of(pod) if v.kind in RESTRICTED_SOURCES)
         pod.cache[_CACHE_KEY] = cached
     restricted: tuple[PodVolume, ...] = cached
     return restricted
@@ -123,7 +123,7 @@ class _State:
 
     def update_with_pod(self, pod: PodInfo, multiplier: int) -> None:
         claims = self.read_write_once_pod_pvcs
-        n = sum(1 for v in pod_volumes(pod.pod) if v.is_pvc and v.claim_name in claims)
+        n = sum(1 for v in volumes_of(pod) if v.is_pvc and v.claim_name in claims)
         self.conflicting_pvc_ref_count += multiplier * n
 
 
@@ -144,9 +144,11 @@ class VolumeRestrictions(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.spec.get("volumes"):
+            return None, Status(Code.SKIP)  # the common case, kept as cheap as the stand-ins were
         needs_check = bool(_restricted(pod))
         rwop: set[str] = set()
-        for v in pod_volumes(pod.pod):
+        for v in volumes_of(pod):
             if not v.is_pvc:
                 continue
             pvc = self.listers.pvc(pod.namespace, v.claim_name)

@@ -30,7 +30,7 @@ from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, Hand
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
-from kubesched.plugins.helper.storage_listers import StorageListers
+from kubesched.plugins.helper.storage_listers import StorageListers, volumes_of
 from kubesched.plugins.jsonview import as_object, require_object
 
 __all__ = [
@@ -101,7 +101,7 @@ class VolumeZone(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     def _pod_topologies(self, pod: PodInfo) -> tuple[list[PVTopology], Status | None]:
         """Upstream ``getPVbyPod``."""
         out: list[PVTopology] = []
-        for claim_name in _claim_names(pod.pod):
+        for claim_name in (v.claim_name for v in volumes_of(pod) if v.is_pvc):
             if not claim_name:
                 return [], _unresolvable("PersistentVolumeClaim had no name")
             pvc = self.listers.pvc(pod.namespace, claim_name)
@@ -128,6 +128,8 @@ class VolumeZone(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.spec.get("volumes"):
+            return None, Status(Code.SKIP)  # the common case, kept as cheap as the stand-ins were
         topologies, status = self._pod_topologies(pod)
         if status is not None:
             return None, status
