@@ -96,11 +96,11 @@ def _load_config(path: str | None, reg: Registry, release: Release | None = None
         _fail([f"{prefix}{e}" for e in err.errors])
 
 
-def _setup_logging(verbosity: int) -> None:
-    """klog's text format on stderr; the offline commands show warnings at -v 0."""
+def _setup_logging(verbosity: int, logging_format: str = "text") -> None:
+    """klog's text (or JSON) format on stderr; the offline commands show warnings at -v 0."""
     from kubesched.kube import klog
 
-    klog.setup(verbosity)
+    klog.setup(verbosity, logging_format)
     if verbosity <= 0:
         logging.getLogger().setLevel(logging.WARNING)
     logging.getLogger("kubesched.invalid").setLevel(logging.NOTSET)  # see _report_warnings
@@ -167,6 +167,46 @@ def _emulated_version_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def _verbosity_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """kube-scheduler's ``-v`` (``-v 2``, ``-v=2``, ``--v=2``) and ``--logging-format``, the same on
+    every command."""
+    fn = click.option("--logging-format", type=click.Choice(["text", "json"]), default="text",
+                      show_default=True, help="Log format on stderr: klog's text, or JSON.")(fn)
+    return click.option(
+        "-v", "--v", "verbosity", default="0", metavar="N", callback=lambda c, p, v: _verbosity(c, p, v),
+        help="Log verbosity, as kube-scheduler's -v (also -v=2); 2 logs every decision.",
+    )(fn)
+
+
+def _scenario_config(paths: Sequence[str], config_path: str | None) -> tuple[str | None, set[Path]]:
+    """``--config``, else the scenario's own KubeSchedulerConfiguration (said on stderr); and the
+    files that are configurations, which are never read as manifests."""
+    from kubesched.sim.manifests import find_scheduler_configs
+
+    found = find_scheduler_configs(paths)
+    skip = set(found)
+    if config_path is not None:
+        skip.add(Path(config_path).resolve())
+        return config_path, skip
+    if len(found) > 1:
+        _fail([f"{', '.join(map(str, found))}: more than one KubeSchedulerConfiguration in the scenario; "
+               "choose one with --config"])
+    if found:
+        shown = next((p for p in paths if Path(p).resolve() == found[0]), None) or os.path.relpath(found[0])
+        _print_problems("note", "1;36", [f"using the scenario's configuration {shown} (--config to choose another)"])
+        return str(found[0]), skip
+    return None, skip
+
+
+def _feature_gates_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--feature-gates``, kube-scheduler's flag (docs/releases.md)."""
+    return click.option(
+        "--feature-gates", "feature_gates", multiple=True, metavar="[kube:]KEY=BOOL,...",
+        help="The feature gates of the --emulated-version release, validated as its kube-scheduler does "
+        "(e.g. OpportunisticBatching=false).",
+    )(fn)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
@@ -181,8 +221,9 @@ def _emulated_version_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     help="Among equally scored nodes: random as kube-scheduler, or the first in node order.",
 )
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("-v", "--v", "verbosity", type=int, default=0, help="Log verbosity (as kube-scheduler's -v).")
+@_verbosity_option
 @_emulated_version_option
+@_feature_gates_option
 def simulate(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -192,17 +233,24 @@ def simulate(
     tie_break: str,
     output: str,
     verbosity: int,
+    logging_format: str,
     release: Release | None,
+    feature_gates: tuple[str, ...],
 ) -> None:
-    """Schedule the pods in PATHS (YAML files or folders) on a simulated cluster with a virtual clock."""
+    """Schedule the pods in PATHS (YAML files or folders) on a simulated cluster with a virtual clock.
+
+    A KubeSchedulerConfiguration among PATHS is the scenario's configuration when --config is
+    not given."""
+    from kubesched.config.releases import DEFAULT_RELEASE
     from kubesched.sim.runner import DEFAULT_START, ArrivalError
     from kubesched.sim.runner import simulate as run_sim
 
-    _setup_logging(verbosity)
+    _setup_logging(verbosity, logging_format)
+    gates = _feature_gates(feature_gates, release or DEFAULT_RELEASE)
     reg = _registry()
+    config_path, skip = _scenario_config(paths, config_path)
     config = _load_config(config_path, reg, release)
     start_ts, until_ts = _time_window(start, until, DEFAULT_START)
-    skip = {Path(config_path).resolve()} if config_path else None
     try:
         objects = load_manifests(paths, skip=skip)
     except ManifestError as err:
@@ -211,7 +259,9 @@ def simulate(
     if not objects.pods and not objects.nodes:
         _fail([f"no Nodes or Pods found in {', '.join(paths)}"])
     try:
-        result = run_sim(objects, config, reg, seed=seed, start=start_ts, until=until_ts, tie_break=tie_break)
+        result = run_sim(
+            objects, config, reg, seed=seed, start=start_ts, until=until_ts, tie_break=tie_break, feature_gates=gates
+        )
     except (FrameworkError, ArrivalError) as err:
         _fail([str(err)])
     if output == "json":
@@ -227,18 +277,29 @@ def simulate(
 @click.option("--pod", "pod_path", required=True, type=click.Path(), help="The pod to explain (YAML).")
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_verbosity_option
 @_emulated_version_option
 def explain(
-    paths: tuple[str, ...], pod_path: str, config_path: str | None, output: str, release: Release | None
+    paths: tuple[str, ...],
+    pod_path: str,
+    config_path: str | None,
+    output: str,
+    verbosity: int,
+    logging_format: str,
+    release: Release | None,
 ) -> None:
-    """Explain one scheduling cycle of a pod on the cluster in PATHS: every plugin, every node."""
+    """Explain one scheduling cycle of a pod on the cluster in PATHS: every plugin, every node.
+
+    A KubeSchedulerConfiguration among PATHS is the scenario's configuration when --config is
+    not given."""
     from kubesched.explain import explain as run_explain
     from kubesched.sim.simulation import new_simulation
 
-    _setup_logging(0)
+    _setup_logging(verbosity, logging_format)
     reg = _registry()
+    config_path, skip = _scenario_config(paths, config_path)
     config = _load_config(config_path, reg, release)
-    skip = {Path(p).resolve() for p in (config_path, pod_path) if p}
+    skip.add(Path(pod_path).resolve())
     try:
         objects = load_manifests(paths, skip=skip)
         pod = load_pod_file(pod_path, objects)
@@ -296,12 +357,13 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 def _verbosity(ctx: click.Context, param: click.Parameter, value: str) -> int:
     """klog's ``-v=2`` as well as ``-v 2`` (click reads ``=2`` as the value of a short option);
     klog's Level is an int32."""
+    text = value.removeprefix("=")
     try:
-        level = int(value.removeprefix("="))
+        level = int(text)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a valid integer") from None
+        raise click.BadParameter(f"{text!r} is not a valid integer") from None
     if not 0 <= level <= 2**31 - 1:
-        raise click.BadParameter(f"{value!r} is not a verbosity level (0 to 2147483647)")
+        raise click.BadParameter(f"{text!r} is not a verbosity level (0 to 2147483647)")
     return level
 
 
@@ -681,14 +743,19 @@ def trace_alibaba_gpu(
 @click.option("--workload", required=True, help="SchedulingBasic, PreemptionBasic, ... (docs/performance.md).")
 @click.option("--nodes", type=int, default=None,
               help="Nodes, 1..50000 (default: the workload's scheduler_perf size).")
-@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts, 0..100000.")
+@click.option("--init-pods", type=int, default=None, help="Pods scheduled before the clock starts, 0..500000.")
 @click.option("--pods", type=int, default=None, help="Measured pods, 1..100000.")
 @click.option("--backend", type=click.Choice(["sim", "apiserver"]), default="sim", show_default=True)
 @click.option("--scheduler", "scheduler_name", type=click.Choice(["kubesched", "kube-scheduler"]), default="kubesched",
               show_default=True, help="kube-scheduler needs --backend apiserver (scripts/controlplane.sh builds it).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--kernel", is_flag=True,
+              help="Instead of a scheduler, the workload's bare numpy filter+score kernel (SchedulingBasic only): "
+                   "the rate to compare the scheduler's with.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-o", "--output", type=click.Choice(["json"]), default="json", show_default=True)
+@_emulated_version_option
+@_feature_gates_option
 def bench(
     workload: str,
     nodes: int | None,
@@ -697,8 +764,11 @@ def bench(
     backend: str,
     scheduler_name: str,
     seed: int,
+    kernel: bool,
     progress: bool | None,
     output: str,
+    release: Release | None,
+    feature_gates: tuple[str, ...],
 ) -> None:
     """Run one benchmark workload and print one JSON object: pods/s of the measured pods (bound /
     time from the first one's arrival to the last one's binding), attempt latency, peak RSS."""
@@ -712,17 +782,44 @@ def bench(
     show = err_console.is_terminal if progress is None else progress
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=not show) as bar:
-        task = bar.add_task(escape(f"{workload} ({backend}, {scheduler_name})"), total=None)
+        what = "kernel" if kernel else f"{backend}, {scheduler_name}"
+        task = bar.add_task(escape(f"{workload} ({what})"), total=None)
 
         def report(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
         try:
             result = run_bench(workload, nodes=nodes, init_pods=init_pods, pods=pods, backend=backend,
-                               scheduler=scheduler_name, seed=seed, progress=report)
+                               scheduler=scheduler_name, seed=seed, progress=report, release=release,
+                               kernel=kernel, feature_gates=feature_gates)
         except BenchError as err:
             _fail(err.errors)
     click.echo(json.dumps(result.to_json()))
+
+
+@cli.command()
+@click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+def version(output: str) -> None:
+    """kubesched's version and the kube-scheduler releases it behaves as (--emulated-version)."""
+    from kubesched.config.releases import DEFAULT_RELEASE, RELEASES
+
+    releases = {str(r): r.binary for r in RELEASES}
+    info = {
+        "version": __version__,
+        "defaultRelease": str(DEFAULT_RELEASE),
+        "releases": releases,
+        "python": ".".join(map(str, sys.version_info[:3])),
+    }
+    if output == "json":
+        click.echo(json.dumps(info, indent=2))
+    elif output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(info, sort_keys=False), nl=False)
+    else:
+        shown = ", ".join(f"{r} ({b})" for r, b in releases.items())
+        click.echo(f"kubesched {__version__}: behaves as kube-scheduler {DEFAULT_RELEASE.binary} by default; "
+                   f"--emulated-version {shown}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

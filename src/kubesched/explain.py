@@ -3,7 +3,10 @@
 Unlike a real cycle it evaluates all nodes (no sampling) and runs every Filter plugin on every node
 (not stopping at the first failure), so a user sees all the reasons at once; nothing is bound and
 PostFilter (preemption) is not run. The FailedScheduling message is built exactly as upstream's
-from each node's first failing plugin, i.e. what the real scheduler would report.
+from each node's first failing plugin, i.e. what the real scheduler would report. Nodes a
+PreFilter result leaves out carry upstream's status (``node(s) didn't satisfy plugin(s) [...]``);
+each PreScore plugin's status says why a Score is missing (Skip); with one feasible node nothing
+is scored, as in kube-scheduler.
 """
 
 from __future__ import annotations
@@ -44,14 +47,18 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
         "pod": pi.key,
         "profile": fw.profile_name,
         "preFilter": {},
+        "preScore": {},
         "nodes": {},
         "feasible": [],
+        "scored": False,
         "selected": None,
         "message": None,
+        "note": None,
     }
 
     # PreFilter, plugin by plugin, with upstream's merge of node-name results.
     allowed: set[str] | None = None
+    narrowing: set[str] = set()  # plugins whose node-name result left some node out
     skip: set[str] = set()
     rejected: Status | None = None
     for p in fw.points["pre_filter"]:
@@ -71,8 +78,14 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
             rejected = st
         elif result is not None and not result.all_nodes():
             names = set(result.node_names or ())
+            if any(n.name not in names for n in snap.node_infos):
+                narrowing.add(p.name)
             allowed = names if allowed is None else allowed & names
     state.skip_filter_plugins = frozenset(skip)
+    # Upstream's status of the nodes a PreFilter result leaves out (schedule_one.go).
+    excluded = Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
+    )
 
     diagnosis = Diagnosis()
     feasible = []
@@ -82,8 +95,8 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
         if rejected is not None:
             continue
         if allowed is not None and ni.name not in allowed:
-            st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) PreFilter result")
-            diagnosis.node_to_status[ni.name] = st
+            diagnosis.node_to_status[ni.name] = excluded
+            entry["excluded"] = {"code": _code(excluded), "message": excluded.message(), "plugins": sorted(narrowing)}
             continue
         outcome = all_filter_statuses(fw.filter_plugins, state, pi, ni)
         for name, s in outcome.statuses.items():
@@ -107,6 +120,18 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
         )
         return out
 
+    if len(feasible) == 1:
+        # schedule_one.go: with one feasible node kube-scheduler neither runs PreScore nor Score.
+        out["scored"] = False
+        out["selected"] = feasible[0].name
+        out["note"] = "only one node passes the filters: kube-scheduler takes it without scoring"
+        return out
+    out["scored"] = True
+    # PreScore plugin by plugin (Skip spares the plugin's Score), then the framework's run.
+    pre_score_state = state.clone()
+    for p in fw.points["pre_score"]:
+        ps = fw._call(p, "PreScore", p.pre_score, pre_score_state, pi, feasible)  # type: ignore[attr-defined]
+        out["preScore"][p.name] = {"code": _code(ps), "message": ps.message()}
     st = fw.run_pre_score_plugins(state, pi, feasible)
     if not st.is_success():
         out["message"] = st.message()

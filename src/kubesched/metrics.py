@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString as _float_to_go_string
 
 from kubesched.config.releases import (
+    BATCH_RESCORES_HINTED_NODE,
     DEFAULT_RELEASE,
     POD_SCHEDULED_AFTER_FLUSH_METRIC,
     QUEUED_ENTITIES_METRICS,
@@ -215,7 +216,9 @@ class SchedulerMetrics:
         self.plugin_metrics_sample_percent = plugin_metrics_sample_percent
         # Its own generator: drawing from the scheduler's seeded one would change tie-breaks.
         self._sample_rng = random.Random()
-        self.schedule_attempts = Counter(
+        # The counters bumped for every pod are LightCounters: exposed as prometheus_client's
+        # Counter is with its *_created samples off, as kubesched serves them (kube/server.py).
+        self.schedule_attempts = LightCounter(
             "scheduler_schedule_attempts",
             "Number of attempts to schedule pods, by the result.",
             ["result", "profile"],
@@ -279,7 +282,7 @@ class SchedulerMetrics:
             ["queue"],
             registry=r,
         )
-        self.queue_incoming_pods = Counter(
+        self.queue_incoming_pods = LightCounter(
             "scheduler_queue_incoming_pods",
             "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"],
@@ -330,6 +333,53 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        # OpportunisticBatching (framework/batch.py), registered whether or not the gate is on.
+        # LightCounters: bumped in every cycle of a batching profile.
+        self.batch_attempts_total = LightCounter(
+            "scheduler_batch_attempts",
+            "Counts of results when we attempt to use batching.",
+            ["profile", "result"],
+            registry=r,
+        )
+        self.batch_cache_flushed_total = LightCounter(
+            "scheduler_batch_cache_flushed",
+            "Counts of cache flushes by reason.",
+            ["profile", "reason"],
+            registry=r,
+        )
+        self.get_node_hint_duration = LightHistogram(
+            "scheduler_get_node_hint_duration_seconds",
+            "Latency for getting a node hint.",
+            ["hinted", "profile"],
+            buckets=_exp(0.00001, 2, 12),
+            registry=r,
+        )
+        rescore = release.has(BATCH_RESCORES_HINTED_NODE)
+        self.store_schedule_results_duration = LightHistogram(
+            "scheduler_store_schedule_results_duration_seconds",
+            # v1.35 and v1.36 ship this help text as it is.
+            "Latency for storing scheduling results." if rescore else "Latency for getting a no.",
+            ["profile"],
+            buckets=_exp(0.00001, 2, 12),
+            registry=r,
+        )
+        self.batch_rescore_attempts: Counter | None = None
+        self.batch_rescore_duration: LightHistogram | None = None
+        if rescore:
+            self.batch_rescore_attempts = Counter(
+                "scheduler_batch_rescore_attempts",
+                "Counts of rescore attempts during opportunistic batching.",
+                ["profile"],
+                registry=r,
+            )
+            self.batch_rescore_duration = LightHistogram(
+                "scheduler_batch_rescore_duration_seconds",
+                "Latency for rescoring a node during opportunistic batching.",
+                ["profile"],
+                buckets=_exp(0.00001, 2, 12),
+                registry=r,
+            )
+
         # The families a release added (pkg/scheduler/metrics/metrics.go at v1.36.3 and v1.37.2).
         self.pod_scheduled_after_flush: Counter | None = None
         if release.has(POD_SCHEDULED_AFTER_FLUSH_METRIC):
@@ -341,7 +391,7 @@ class SchedulerMetrics:
                 registry=r,
             )
         self.queued_entities: Gauge | None = None
-        self.queue_incoming_entities: Counter | None = None
+        self.queue_incoming_entities: LightCounter | None = None
         if release.has(QUEUED_ENTITIES_METRICS):
             self.queued_entities = Gauge(
                 "scheduler_queued_entities",
@@ -353,7 +403,7 @@ class SchedulerMetrics:
                 ["queue", "type"],
                 registry=r,
             )
-            self.queue_incoming_entities = Counter(
+            self.queue_incoming_entities = LightCounter(
                 "scheduler_queue_incoming_entities",
                 "Number of scheduling entities added to scheduling queues by event, queue type, and entity type. "
                 "Entity types are either 'pod' (for individual pods that are not members of any podgroup) or "
@@ -384,6 +434,11 @@ class SchedulerMetrics:
         # Label children by label values: ``labels()`` costs more than the observation itself,
         # and these are observed several times per scheduling cycle.
         self._children: dict[tuple[object, ...], Any] = {}
+        self._extension_points: dict[tuple[str, object, str], _LightObserver] = {}
+
+    def binding_goroutines(self, delta: int) -> None:
+        """``scheduler_goroutines{operation="binding"}`` up or down by one binding cycle."""
+        self._child(self.goroutines, "binding").inc(delta)
 
     def _child(self, metric: Any, *values: str) -> Any:
         key = (metric, *values)
@@ -394,7 +449,14 @@ class SchedulerMetrics:
 
     # Narrow entry points used by the framework and queue -------------------------------------
     def framework_extension_point_duration(self, point: str, status: Status, profile: str, seconds: float) -> None:
-        self._child(self.extension_point_duration, point, status.code.upstream_name, profile).observe(seconds)
+        # Children by (point, code, profile): about ten observations a scheduled pod.
+        key = (point, status.code, profile)
+        child = self._extension_points.get(key)
+        if child is None:
+            child = self._extension_points[key] = self.extension_point_duration.labels(
+                point, status.code.upstream_name, profile
+            )
+        child.observe(seconds)
         if point == "Bind" and self.legacy_binding_latency is not None and status.is_success():
             # v1.14 observed binding_latency_microseconds next to binding_duration_seconds, after
             # a successful Bind only; the Bind extension point's duration is that successor now.
@@ -422,6 +484,26 @@ class SchedulerMetrics:
         if self.queue_incoming_entities is not None:
             # Every kubesched entity is a pod outside any pod group (no Workload API yet).
             self._child(self.queue_incoming_entities, queue, event, "pod").inc()
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        self._child(self.batch_attempts_total, profile, result).inc()
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        self._child(self.batch_cache_flushed_total, profile, reason).inc()
+
+    def observe_get_node_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        self._child(self.get_node_hint_duration, "hint" if hinted else "no_hint", profile).observe(seconds)
+
+    def observe_store_schedule_results(self, profile: str, seconds: float) -> None:
+        self._child(self.store_schedule_results_duration, profile).observe(seconds)
+
+    def batch_rescore_attempt(self, profile: str) -> None:
+        if self.batch_rescore_attempts is not None:
+            self._child(self.batch_rescore_attempts, profile).inc()
+
+    def observe_batch_rescore(self, profile: str, seconds: float) -> None:
+        if self.batch_rescore_duration is not None:
+            self._child(self.batch_rescore_duration, profile).observe(seconds)
 
     def observe_scheduled_after_flush(self) -> None:
         if self.pod_scheduled_after_flush is not None:

@@ -12,6 +12,7 @@ QuantityError and never build huge numbers.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -80,6 +81,27 @@ POD_CASES: list[tuple[dict[str, Any], list[str]]] = [
 @pytest.mark.parametrize(("obj", "expected"), POD_CASES)
 def test_validate_pod(obj: dict[str, Any], expected: list[str]) -> None:
     assert validate_pod(obj) == expected
+
+
+@pytest.mark.parametrize(("obj", "expected"), POD_CASES)
+def test_validate_pod_again_with_other_metadata(obj: dict[str, Any], expected: list[str]) -> None:
+    # The spec's problems are remembered by its text; the metadata is checked for every pod.
+    again = copy.deepcopy(obj)
+    assert validate_pod(again) == expected
+    again["metadata"] = {"name": "q", "uid": 7}
+    meta_problems = ["metadata.uid: must be a string, got 7"]
+    assert validate_pod(again) == meta_problems + [p for p in expected if not p.startswith("metadata.")]
+
+
+def test_validate_pod_tells_equal_looking_values_apart() -> None:
+    # A port given as the string "80" is a problem, the integer 80 is not, and neither answer is
+    # taken for the other from the remembered shapes.
+    for _ in range(2):
+        assert validate_pod(pod(**ctr(ports=[{"containerPort": 80, "hostPort": 80}]))) == []
+        assert validate_pod(pod(**ctr(ports=[{"containerPort": 80, "hostPort": "80"}]))) == [
+            'spec.containers[0].ports[0].hostPort: must be an integer, got "80"']
+        assert validate_pod(pod(priority=True)) == ["spec.priority: must be an integer, got true"]
+        assert validate_pod(pod(priority=1)) == []
 
 
 def node(allocatable: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:

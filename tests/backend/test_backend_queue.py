@@ -481,3 +481,64 @@ def where_qpi(q: SchedulingQueue, name: str) -> QueuedPodInfo:
         if qpi.pod_info.name == name:
             return qpi
     raise AssertionError(f"{name} is not queued")
+
+
+class KeyedProfile(Profile):
+    """A profile as the Framework is: its QueueSort plugin reachable, so the queue uses its sort_key."""
+
+    def __init__(self, events: dict[str, list[ClusterEventWithHint]] | None = None) -> None:
+        super().__init__(events)
+        self.queue_sort = self._sort
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sort_key_pops_in_the_order_of_less(seed: int) -> None:
+    # PrioritySort's sort_key puts activeQ in the order its less (with the sequence number as the
+    # last tie-break) gives: same pods, same arrivals, same pops, ties of timestamp and priority
+    # included; pods popped and failed in between come back with new timestamps.
+    import random
+
+    rng = random.Random(seed)
+    plain, clock = new_queue()
+    keyed = SchedulingQueue({"default-scheduler": KeyedProfile(EVENTS)}, clock)
+    assert keyed._sort_keys is not None and plain._sort_keys is None
+    popped: list[list[str]] = [[], []]
+    for step in range(300):
+        action = rng.random()
+        if action < 0.6:
+            pod = make_pod(f"p{step}").priority(rng.choice([0, 0, 1, 7])).obj()
+            plain.add(pod)
+            keyed.add(pod)
+        elif action < 0.8:
+            clock.advance_to(clock.now() + rng.choice([0.0, 0.5, 2.0]))
+        else:
+            requeue = rng.random() < 0.3
+            for i, q in enumerate((plain, keyed)):
+                qpi = q.pop()
+                if qpi is not None:
+                    popped[i].append(qpi.pod_info.name)
+                    if requeue:
+                        qpi.unschedulable_plugins = {"B"}
+                        q.add_unschedulable_if_not_present(qpi)
+                        q.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+                    else:
+                        q.done(qpi.pod_info.uid)
+    clock.advance_to(clock.now() + 100)
+    for i, q in enumerate((plain, keyed)):
+        while (qpi := q.pop()) is not None:
+            popped[i].append(qpi.pod_info.name)
+            q.done(qpi.pod_info.uid)
+    assert popped[0] == popped[1] and len(popped[0]) > 100
+
+
+def test_sort_key_follows_a_priority_update() -> None:
+    # An update that changes a pending pod's place in activeQ moves it (upstream's heap Update).
+    clock = VirtualClock(T0)
+    q = SchedulingQueue({"default-scheduler": KeyedProfile(EVENTS)}, clock)
+    for name in ("a", "b", "c"):
+        q.add(make_pod(name).obj())
+    q.update(make_pod("c").obj(), make_pod("c").priority(10).obj())
+    order = []
+    while (qpi := q.pop()) is not None:
+        order.append(qpi.pod_info.name)
+    assert order == ["c", "a", "b"]

@@ -79,7 +79,8 @@ def test_explain_json_shape(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["explain", str(_cluster(tmp_path)), "--pod", str(pod), "-o", "json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert set(out) == {"pod", "profile", "preFilter", "nodes", "feasible", "selected", "message"}
+    assert set(out) == {"pod", "profile", "preFilter", "preScore", "nodes", "feasible", "scored", "selected",
+                        "message", "note"}
     assert out["pod"] == "default/p" and out["profile"] == "default-scheduler"
     assert out["preFilter"]["NodeResourcesFit"] == {"code": "Success", "message": ""}
     n1 = out["nodes"]["n1"]
@@ -91,12 +92,46 @@ def test_explain_json_shape(tmp_path: Path) -> None:
     }
     assert n1["filter"]["TaintToleration"]["code"] == "Success"
     assert out["feasible"] == ["n2"] and out["selected"] == "n2"
+    # One feasible node: kube-scheduler takes it without PreScore or Score (schedule_one.go).
+    assert out["scored"] is False and out["preScore"] == {} and out["nodes"]["n2"]["scores"] == {}
+    assert out["note"] == "only one node passes the filters: kube-scheduler takes it without scoring"
+    assert out["message"] is None
+
+
+def test_explain_scores_and_pre_score_statuses(tmp_path: Path) -> None:
+    pod = _write(tmp_path / "pod.yaml", make_pod("p").req(cpu="1").obj())
+    result = CliRunner().invoke(cli, ["explain", str(_cluster(tmp_path)), "--pod", str(pod), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["scored"] is True and sorted(out["feasible"]) == ["n1", "n2"]
+    # A pod without affinity, spread constraints or images to count: those PreScores say Skip,
+    # which is why their scores are missing below.
+    assert out["preScore"]["InterPodAffinity"]["code"] == "Skip"
+    assert out["preScore"]["NodeResourcesFit"]["code"] == "Success"
     scores = out["nodes"]["n2"]["scores"]
+    assert "InterPodAffinity" not in scores
     for s in scores.values():
         assert set(s) == {"raw", "normalized", "weighted"}
     assert scores["TaintToleration"]["weighted"] == 3 * scores["TaintToleration"]["normalized"]
     assert out["nodes"]["n2"]["total"] == sum(s["weighted"] for s in scores.values())
-    assert out["message"] is None
+
+
+def test_explain_shows_upstreams_status_for_nodes_a_pre_filter_result_leaves_out(tmp_path: Path) -> None:
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}
+    p = make_pod("p").req(cpu="1").obj()
+    p["spec"]["affinity"] = affinity
+    pod = _write(tmp_path / "pod.yaml", p)
+    cluster = _cluster(tmp_path)
+    result = CliRunner().invoke(cli, ["explain", str(cluster), "--pod", str(pod), "-o", "json"])
+    out = json.loads(result.stdout)
+    assert out["nodes"]["n1"]["excluded"] == {
+        "code": "UnschedulableAndUnresolvable",
+        "message": "node(s) didn't satisfy plugin(s) [NodeAffinity]",
+        "plugins": ["NodeAffinity"],
+    }
+    table = CliRunner().invoke(cli, ["explain", str(cluster), "--pod", str(pod)], env={"COLUMNS": "200"})
+    assert "node(s) didn't satisfy plugin(s) [NodeAffinity]" in table.stdout
 
 
 def test_explain_unschedulable_message(tmp_path: Path) -> None:

@@ -154,11 +154,11 @@ def test_a_subprocess_prints_one_line_per_problem(tmp_path: Path) -> None:
     [
         (["--nodes", "100000000"], ["--nodes: must be an integer in 1..50000, got 100000000"]),
         (["--nodes", "0"], ["--nodes: must be an integer in 1..50000, got 0"]),
-        (["--init-pods", "-1"], ["--init-pods: must be an integer in 0..100000, got -1"]),
+        (["--init-pods", "-1"], ["--init-pods: must be an integer in 0..500000, got -1"]),
         (["--pods", "100001"], ["--pods: must be an integer in 1..100000, got 100001"]),
         (["--nodes", "-5", "--init-pods", "100000000", "--pods", "0"],
          ["--nodes: must be an integer in 1..50000, got -5",
-          "--init-pods: must be an integer in 0..100000, got 100000000",
+          "--init-pods: must be an integer in 0..500000, got 100000000",
           "--pods: must be an integer in 1..100000, got 0"]),
     ],
 )

@@ -118,6 +118,9 @@ def test_ga_and_deprecated_gates_warn_as_upstream() -> None:
 
 
 def test_gates_set_away_from_their_default_are_named_as_without_effect() -> None:
-    assert frozenset() == HONOURED  # kubesched implements v1.35's defaults; no gate changes it yet
-    gates = parse_feature_gates(["SchedulerAsyncPreemption=false,SchedulerPopFromBackoffQ=true,AllAlpha=true"])
+    assert frozenset({"OpportunisticBatching"}) == HONOURED  # framework/batch.py
+    gates = parse_feature_gates(
+        ["SchedulerAsyncPreemption=false,SchedulerPopFromBackoffQ=true,AllAlpha=true,OpportunisticBatching=false"]
+    )
     assert gates.without_effect() == ["SchedulerAsyncPreemption=false", "AllAlpha=true"]
+    assert not gates.enabled("OpportunisticBatching")

@@ -23,13 +23,7 @@ __all__ = ["api", "kube_scheduler", "ns"]  # fixtures
 PREFIXES = ("scheduler_", "process_")
 #: What kubesched does not expose yet, each with the reason (docs/status.md, issue 13). The list
 #: can only shrink: a gap that is closed fails the test until it is removed here.
-KNOWN_GAPS = {
-    # v1.35's opportunistic batching (schedule_one.go's node hints); kubesched has no batching.
-    "scheduler_batch_attempts": "no opportunistic batching",
-    "scheduler_batch_cache_flushed": "no opportunistic batching",
-    "scheduler_get_node_hint_duration_seconds": "no opportunistic batching",
-    "scheduler_store_schedule_results_duration_seconds": "no opportunistic batching",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def families(text: str) -> dict[str, tuple[str, frozenset[str]]]:

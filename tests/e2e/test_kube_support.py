@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from kubesched.config.load import load_config
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.kube.cluster import KubeOptions
 from kubesched.kube.controlplane import ControlPlane, start_kube_scheduler
 from kubesched.kube.run import RunOptions, SchedulerApp
@@ -254,6 +255,7 @@ class InProcessScheduler:
         identity: str | None = None,
         backend: KubeOptions | None = None,
         serving: SecureServingOptions | None = None,
+        release: Release | None = None,
     ) -> None:
         self.metrics_port = free_port()
         options = RunOptions(
@@ -266,7 +268,11 @@ class InProcessScheduler:
         )
         registry = default_registry()
         # As ``kubesched run`` does: pluginConfig args decoded into the registry's typed args.
-        self.app = SchedulerApp(load_config(dict(config), args_types=registry.args_types()), registry, options)
+        self.app = SchedulerApp(
+            load_config(dict(config), args_types=registry.args_types(), release=release or DEFAULT_RELEASE),
+            registry,
+            options,
+        )
         self.exit_code: int | None = None
         self._thread = threading.Thread(target=self._run, name="kubesched-under-test", daemon=True)
 

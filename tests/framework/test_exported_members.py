@@ -17,6 +17,7 @@ EXPECTED = {
     "PreFilterPlugin", "FilterPlugin", "BatchFilterPlugin", "BatchFilterStatusesPlugin",
     "PostFilterPlugin", "PreScorePlugin", "ScoreExtensions", "ScorePlugin", "BatchScorePlugin",
     "ReservePlugin", "PermitPlugin", "PreBindPlugin", "PreBindPreFlightPlugin", "BindPlugin", "PostBindPlugin",
+    "SignPlugin", "SignFragment",
     "MIN_NODE_SCORE", "MAX_NODE_SCORE", "MAX_PERMIT_TIMEOUT",
     # what a factory receives
     "Handle", "ClusterClient", "EventRecorder", "PluginMetrics", "Clock", "VirtualClock", "Snapshot",

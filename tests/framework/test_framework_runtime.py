@@ -544,3 +544,35 @@ def test_pod_info_is_passed_to_plugins() -> None:
     tf(a).run_filter(make_pod("web").obj(), "n1")
     assert isinstance(seen[0], PodInfo)
     assert seen[0].name == "web"
+
+
+# ---------------------------------------------------------------------------------------------
+# Filter with nominated pods, and the per-cycle plugin lists it reads
+# ---------------------------------------------------------------------------------------------
+def test_nominated_pods_without_add_pod_extensions_read_the_state_itself() -> None:
+    # NodeResourcesFit has no AddPod: the copy of the CycleState upstream makes for the nominated
+    # pods would only be read, so the state itself is (the verdicts are the same either way), and
+    # the cycle's state is left as it was.
+    fw = new_framework(["NodeResourcesFit"], nodes=[make_node("n1").capacity(cpu="4", pods="10").obj()])
+    incoming = fw.pod_info(make_pod("p").req(cpu="3").priority(5).obj())
+    nominated = fw.pod_info(make_pod("q").req(cpu="2").priority(5).obj())
+    lower = fw.pod_info(make_pod("r").req(cpu="2").priority(1).obj())
+    assert fw.run_pre_filter(incoming).status.is_success()
+    ni = fw.node_info("n1")
+    assert not fw.framework.has_pre_filter_extensions(fw.state)
+    before = dict(fw.state._data)
+    st = fw.framework.run_filter_plugins_with_nominated_pods(fw.state, incoming, ni, [nominated])
+    assert (st.code, st.reasons, st.plugin) == (U, ["Insufficient cpu"], "NodeResourcesFit")
+    assert fw.framework.run_filter_plugins_with_nominated_pods(fw.state, incoming, ni, [lower]).is_success()
+    assert fw.framework.run_filter_plugins_with_nominated_pods(fw.state, incoming, ni).is_success()
+    assert fw.state._data == before and len(ni.pods) == 0
+
+
+def test_active_filter_plugins_leave_out_the_skipped() -> None:
+    skip_me = fake("SkipMe", pre_filter=lambda state, pod, nodes: (None, Status(Code.SKIP)),
+                   filter=lambda state, pod, ni: Status(U, "never"))
+    keep = fake("Keep", filter=lambda state, pod, ni: None)
+    fw = tf(skip_me, keep)
+    assert fw.run_pre_filter(pod()).status.is_success()
+    assert [p.name for p in fw.framework.active_filter_plugins(fw.state)] == ["Keep"]
+    assert fw.run_filter(pod(), "n1", pre_filter=False).is_success()

@@ -16,6 +16,8 @@ from typing import Any
 
 from fw_fakes import fake
 
+from kubesched.config.feature_gates import parse_feature_gates
+from kubesched.config.releases import DEFAULT_RELEASE
 from kubesched.framework.status import Code, Status
 from kubesched.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, SchedulerMetrics
 from kubesched.testing import TestFramework, make_node, make_pod, new_framework
@@ -37,7 +39,13 @@ def samples(fw: TestFramework) -> dict[tuple[str, str, str], float]:
 
 
 def cluster(*plugins: Any, percent: int) -> TestFramework:
-    fw = new_framework(list(plugins), nodes=[make_node(n).capacity(cpu="4", memory="8Gi").obj() for n in NODES])
+    # Batching off: a batched pod is filtered and scored on its hint alone, which would change the
+    # counts worked out below (tests/scheduler/test_opportunistic_batching.py covers batching).
+    fw = new_framework(
+        list(plugins),
+        nodes=[make_node(n).capacity(cpu="4", memory="8Gi").obj() for n in NODES],
+        feature_gates=parse_feature_gates(["OpportunisticBatching=false"], str(DEFAULT_RELEASE)),
+    )
     fw.scheduler.metrics.plugin_metrics_sample_percent = percent
     return fw
 

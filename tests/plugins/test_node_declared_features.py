@@ -278,3 +278,25 @@ def test_requirements_are_inferred_once_per_pod_version() -> None:
 ])
 def test_node_update_event(old: list[str] | None, new: list[str] | None, gate: bool, want: ActionType) -> None:
     assert _node_update_action(declaring("n", old), declaring("n", new), declared_features=gate) == want
+
+
+def test_pods_of_one_spec_share_one_inference() -> None:
+    # New pods whose spec is the same (a workload's replicas) reuse the first one's requirements;
+    # a spec differing anywhere, even where it looks alike ("1" for 1), is inferred on its own.
+    calls: list[object] = []
+
+    def infer(spec: Any) -> bool:
+        calls.append(spec)
+        return bool(spec.get("hostNetwork"))
+
+    plugin = NodeDeclaredFeatures.with_framework(FeatureFramework([mock("F", infer)]), (1, 37, 2))
+    for name in ("a", "b", "c"):
+        _, status = plugin.pre_filter(CycleState(), PodInfo(make_pod(name)), [])
+        assert status is not None and status.code == Code.SKIP
+    assert len(calls) == 1
+    state = CycleState()
+    _, status = plugin.pre_filter(state, PodInfo(make_pod("d", hostNetwork=True)), [])
+    assert status is None and plugin._framework is not None
+    assert plugin._framework.unmap(state.read(PRE_FILTER_STATE_KEY).reqs) == ["F"]  # type: ignore[attr-defined]
+    _, status = plugin.pre_filter(CycleState(), PodInfo(make_pod("e", hostNetwork="1")), [])
+    assert len(calls) == 3

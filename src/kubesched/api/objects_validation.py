@@ -386,12 +386,49 @@ def _metadata(c: _Checker, obj: Mapping[str, Any], *, namespaced: bool) -> None:
     c.string_map(meta.get("annotations"), "metadata.annotations")
 
 
-def validate_pod(pod: Any) -> list[str]:
-    """``"<field path>: <message>"`` for every problem the scheduler would meet in ``pod``."""
+def validate_pod(pod: Any, *, spec_key: str | None = None) -> list[str]:
+    """``"<field path>: <message>"`` for every problem the scheduler would meet in ``pod``.
+
+    The metadata is checked every time; what the spec and status have (everything else) is
+    remembered by the text of the two (:func:`_spec_key`, or ``spec_key`` when the caller has it:
+    ``PodInfo.spec_key``): pods of a workload share a few shapes, and checking one took about
+    30 µs of a 400 µs scheduling cycle."""
     c = _Checker()
     if not isinstance(pod, Mapping):
         return [f"pod: must be an object, got {_shown(pod)}"]
     _metadata(c, pod, namespaced=True)
+    key = spec_key if spec_key is not None else _spec_key(pod)
+    if key is None:
+        c.problems += _pod_spec_problems(pod)
+        return c.problems
+    found = _by_spec.get(key)
+    if found is None:
+        if len(_by_spec) >= _BY_SPEC_MAX:
+            _by_spec.clear()
+        found = _by_spec[key] = tuple(_pod_spec_problems(pod))
+    c.problems += found
+    return c.problems
+
+
+#: The spec and status problems of the shapes seen last, by :func:`_spec_key`.
+_by_spec: dict[str, tuple[str, ...]] = {}
+_BY_SPEC_MAX = 4096
+
+
+def _spec_key(pod: Mapping[str, Any]) -> str | None:
+    """``repr`` of the spec and status (None unless both are plain dicts or absent, the JSON
+    shapes). Equal keys mean equal inputs, as for the requests' cache (api/resources.py
+    ``_inputs_key``): repr tells ``"1"`` from ``1`` and a list from a tuple, and nests exactly."""
+    spec, status = pod.get("spec"), pod.get("status")
+    if not (type(spec) is dict or spec is None) or not (type(status) is dict or status is None):
+        return None
+    return repr((spec, status))
+
+
+def _pod_spec_problems(pod: Mapping[str, Any]) -> list[str]:
+    """The problems :func:`validate_pod` finds outside the metadata: they read ``spec`` and
+    ``status`` only."""
+    c = _Checker()
     spec = c.mapping(pod.get("spec"), "spec")
     if spec is None:
         return c.problems

@@ -182,8 +182,12 @@ class Cache:
                     self._remove_from_node(ps.pod_info, ps.node_name)
                     self._add_to_node(pi, node_name)
                 else:
-                    self._remove_from_node(ps.pod_info, node_name)
-                    self._add_to_node(pi, node_name)
+                    ni = self._nodes.get(node_name)
+                    if ni is not None and ni.replace_pod(ps.pod_info, pi):
+                        self._dirty.add(node_name)  # the usual confirmation: same sums, new object
+                    else:
+                        self._remove_from_node(ps.pod_info, node_name)
+                        self._add_to_node(pi, node_name)
                 self._assumed.discard(pi.uid)
                 self._pod_states[pi.uid] = _PodState(pi, node_name, assumed=False)
                 return

@@ -66,6 +66,26 @@ class QueueProfile(Protocol):
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]: ...
 
 
+def _sort_key_of(profile: QueueProfile) -> Callable[[QueuedPodInfo], tuple[Any, ...]] | None:
+    """The QueueSort plugin's ``sort_key`` when it has one: a kubesched extension, a function such
+    that ``less(a, b) == (sort_key(a) < sort_key(b))`` (PrioritySort's), which lets activeQ compare
+    tuples instead of calling ``less`` twice a comparison (about 13 µs a pod at 10000 pending pods).
+    Only trusted when the class that defines ``less`` defines it too (a subclass overriding
+    ``less`` alone keeps ``less``)."""
+    plugin = getattr(profile, "queue_sort", None)
+    if plugin is None:
+        return None
+    plugin = getattr(plugin, "plugin", plugin)  # an instrumented wrapper's plugin
+    key = getattr(plugin, "sort_key", None)
+    if key is None or _defined_in(type(plugin), "sort_key") is not _defined_in(type(plugin), "less"):
+        return None
+    return key  # type: ignore[no-any-return]
+
+
+def _defined_in(cls: type, attr: str) -> type | None:
+    return next((c for c in cls.__mro__ if attr in c.__dict__), None)
+
+
 class _Item:
     __slots__ = ("less", "qpi", "seq")
 
@@ -175,8 +195,16 @@ class SchedulingQueue:
         self.metrics = metrics
         self._cond = threading.Condition(threading.RLock())
         self._seq = itertools.count()
-        self._active: list[_Item] = []
+        #: Heap of (sort key, item): the QueueSort plugin's ``sort_key`` with the sequence number
+        #: when every profile's plugin has one (:func:`_sort_key_of`), else the item itself (its
+        #: ``__lt__`` calls ``less``).
+        self._active: list[tuple[Any, _Item]] = []
         self._active_uids: dict[str, _Item] = {}
+        keys = {name: _sort_key_of(fw) for name, fw in profiles.items()}
+        sorters = {type(getattr(fw, "queue_sort", None)) for fw in profiles.values()}
+        self._sort_keys: dict[str, Callable[[QueuedPodInfo], tuple[Any, ...]]] | None = None
+        if keys and len(sorters) == 1 and all(k is not None for k in keys.values()):
+            self._sort_keys = {name: k for name, k in keys.items() if k is not None}
         self._backoff: list[tuple[float, int, str]] = []
         #: Pods whose last attempt ended in an Error: never popped before their backoff expires.
         self._error_backoff: list[tuple[float, int, str]] = []
@@ -232,8 +260,17 @@ class SchedulingQueue:
             pi = PodInfo(pod)
             if self._find(pi.uid) is not None:
                 return
+            pi.share_spec_parses()
             qpi = QueuedPodInfo(pi, timestamp=self.clock.now())
+            self._sign(pi)
             self._move_to_active_or_gate(qpi, event)
+
+    def _sign(self, pi: PodInfo) -> None:
+        """Upstream ``signPod`` (v1.36+, OpportunisticBatching on): the profile's
+        ``sign_queued_pod`` when it has one (the framework's decides by release and gate)."""
+        sign = getattr(self._profile(pi), "sign_queued_pod", None)
+        if sign is not None:
+            sign(pi)
 
     def _find(self, uid: str) -> QueuedPodInfo | None:
         item = self._active_uids.get(uid)
@@ -265,9 +302,15 @@ class SchedulingQueue:
 
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         item = _Item(qpi, next(self._seq), self._profile(qpi.pod_info).less)
-        heapq.heappush(self._active, item)
+        heapq.heappush(self._active, (self._heap_key(item), item))
         self._active_uids[qpi.pod_info.uid] = item
         self._cond.notify()
+
+    def _heap_key(self, item: _Item) -> Any:
+        keys = self._sort_keys
+        if keys is None:
+            return item
+        return keys[item.qpi.pod_info.scheduler_name](item.qpi), item.seq
 
     def _inc(self, queue: str, event: str) -> None:
         if self.metrics is not None:
@@ -288,7 +331,7 @@ class SchedulingQueue:
 
     def _pop_nowait(self) -> QueuedPodInfo | None:
         while self._active:
-            item = heapq.heappop(self._active)
+            _, item = heapq.heappop(self._active)
             if self._active_uids.get(item.qpi.pod_info.uid) is not item:
                 continue  # stale entry of a deleted/updated pod
             del self._active_uids[item.qpi.pod_info.uid]
@@ -656,15 +699,22 @@ class SchedulingQueue:
             uid = PodInfo(new).uid
             item = self._active_uids.get(uid)
             if item is not None:
+                key = self._heap_key(item)
                 item.qpi.pod_info.update(new)
+                self._sign(item.qpi.pod_info)
+                if self._sort_keys is not None and self._heap_key(item) != key:
+                    # Its place in activeQ changed (upstream's heap Update): a new entry, the old stale.
+                    self._push_active(item.qpi)
                 return
             if uid in self._backoff_pods:
                 self._backoff_pods[uid].pod_info.update(new)
+                self._sign(self._backoff_pods[uid].pod_info)
                 return
             entry = self._unschedulable.get(uid)
             if entry is not None:
                 qpi = entry[0]
                 qpi.pod_info.update(new)
+                self._sign(qpi.pod_info)
                 split = self.split_pod_events
                 if qpi.gated:
                     # PreEnqueue decides again (any update may open a plugin's gate).
@@ -726,7 +776,8 @@ class SchedulingQueue:
         return bool(self._nominated)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self._nominated.get(node_name, {}).values())
+        pods = self._nominated.get(node_name)
+        return list(pods.values()) if pods else []
 
     def nominated_node_of(self, uid: str) -> str:
         return self._nominated_node_of.get(uid, "")

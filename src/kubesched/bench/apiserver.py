@@ -13,7 +13,8 @@ measured the same way, from outside:
   histogram (result ``scheduled``) after the run, quantiles as PromQL's ``histogram_quantile``
   interpolates them;
 * ``peak_rss_mb`` and ``cpu_seconds``: the restarted scheduler process's ``VmHWM`` and user +
-  system time (``/proc``).
+  system time (``/proc``); ``apiserver_cpu_seconds``: kube-apiserver's CPU time in the same window
+  (what the scheduler's requests and watches cost the server, on the same two cores).
 
 Nothing here plays kubelet: bound pods stay Pending and never finish, as in scheduler_perf.
 """
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import yaml
+
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 
 from .errors import BenchError
 from .result import BenchResult, histogram_quantile, process_peak_rss_mb
@@ -159,8 +162,19 @@ def window_quantiles(before: dict[float, float], after: dict[float, float], qs: 
 class SchedulerProcess:
     """``kubesched run`` or kube-scheduler, as a child process with a /metrics endpoint."""
 
-    def __init__(self, kind: str, cp: ControlPlane, config: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        cp: ControlPlane,
+        config: dict[str, Any],
+        release: Release | None = None,
+        feature_gates: Sequence[str] = (),
+    ) -> None:
+        """``release``: what ``kubesched run`` behaves as (``--emulated-version``; None: its default).
+        kube-scheduler is the control plane's own binary, of the release it was built for.
+        ``feature_gates``: ``--feature-gates`` values, given to either scheduler as they are."""
         self.kind = kind
+        gate_args = [f"--feature-gates={g}" for g in feature_gates]
         work = cp.workdir
         config_path = work / f"{kind}-config.yaml"
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -173,7 +187,7 @@ class SchedulerProcess:
                 raise ApiserverBenchError("kube-scheduler not built: run scripts/controlplane.sh")
             port = _free_port()
             self.proc = cp.start_kube_scheduler(
-                config_path, kubeconfig, secure_port=port, log_path=self.log_path
+                config_path, kubeconfig, secure_port=port, log_path=self.log_path, extra_args=gate_args
             )
             self.metrics_url = f"https://127.0.0.1:{port}/metrics"
             self.health_url = f"https://127.0.0.1:{port}/healthz"
@@ -188,7 +202,10 @@ class SchedulerProcess:
                 f"--kubeconfig={kubeconfig}",
                 f"--metrics-bind-address=127.0.0.1:{port}",
                 "--secure-port=0",
+                *gate_args,
             ]
+            if release is not None:
+                argv.append(f"--emulated-version={release}")
             with self.log_path.open("ab") as log:
                 self.proc = subprocess.Popen(
                     argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -358,15 +375,23 @@ def _key(pod: Obj) -> str:
 
 
 @contextlib.contextmanager
-def _control_plane() -> Iterator[ControlPlane]:
+def _control_plane(release: Release | None = None) -> Iterator[ControlPlane]:
+    """A fresh control plane: the default one, or ``release``'s own (its kube-apiserver and
+    kube-scheduler, as ``scripts/controlplane.sh --k8s-version`` builds them)."""
     try:
-        from kubesched.kube.controlplane import ControlPlane, ControlPlaneError, ControlPlaneNotBuiltError
+        from kubesched.kube.controlplane import (
+            ControlPlane,
+            ControlPlaneError,
+            ControlPlaneNotBuiltError,
+            find_binaries,
+        )
     except ImportError as err:
         if err.name != "cryptography":  # set by the harness for its extra; anything else is a bug
             raise
         raise ApiserverBenchError(MISSING_HARNESS) from None
     try:
         cp = ControlPlane(
+            find_binaries(f"v{release}") if release is not None else None,
             # The harness's own requests (creating 10^4 pods at once) must not be throttled either.
             extra_apiserver_args=["--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"],
         )
@@ -391,8 +416,12 @@ def run_apiserver(
     scheduler: str = "kubesched",
     seed: int = 0,
     progress: Progress | None = None,
+    release: Release | None = None,
+    feature_gates: Sequence[str] = (),
 ) -> BenchResult:
-    """One run on a fresh control plane (``seed`` is unused: both schedulers draw their own ties).
+    """One run on a fresh control plane (``seed`` is unused: both schedulers draw their own ties);
+    with ``release``, that release's control plane and kube-scheduler, and ``kubesched run
+    --emulated-version``; ``feature_gates`` to the scheduler's ``--feature-gates``.
 
     The scheduler schedules the init pods, is stopped while the measured pods are created (on this
     2-core machine the harness and the API server create only a few dozen pods a second, which would
@@ -401,10 +430,10 @@ def run_apiserver(
     if workload.sim_only:
         raise ApiserverBenchError(f"{workload.name} runs on the simulator only (--backend sim)")
     config = scheduler_config()
-    with _control_plane() as cp:
+    with _control_plane(release) as cp:
         creator = _Creator(cp)
         watch = BindWatch(cp).start()
-        sched: SchedulerProcess | None = SchedulerProcess(scheduler, cp, config)
+        sched: SchedulerProcess | None = SchedulerProcess(scheduler, cp, config, release, feature_gates)
         try:
             assert sched is not None
             sched.wait_ready()
@@ -425,9 +454,12 @@ def run_apiserver(
             measured = {_key(p) for p, m in arrivals if m}
             creator.run(creator.pod, [p for p, _ in arrivals])  # in arrival order, nothing scheduling them
             t0 = time.perf_counter()
-            sched = SchedulerProcess(scheduler, cp, config)
+            api_pid = cp.apiserver_pid
+            api_cpu0 = cpu_seconds(api_pid) if api_pid is not None else 0.0
+            sched = SchedulerProcess(scheduler, cp, config, release, feature_gates)
             bound = watch.wait(measured, (lambda n: progress(n, pods)) if progress is not None else None)
             cpu = cpu_seconds(sched.pid)
+            api_cpu = (cpu_seconds(api_pid) - api_cpu0) if api_pid is not None else 0.0
             rss = process_peak_rss_mb(sched.pid)
             after = attempt_buckets(sched.metrics())
             if watch.error is not None:
@@ -457,6 +489,8 @@ def run_apiserver(
         peak_rss_mb=rss,
         bound=bound,
         cpu_seconds=cpu,
+        apiserver_cpu_seconds=api_cpu,
+        release=str(release or DEFAULT_RELEASE),
     )
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 
 from .errors import BenchError
 from .result import BenchResult
@@ -12,11 +16,11 @@ __all__ = ["BACKENDS", "MAX_INIT_PODS", "MAX_NODES", "MAX_PODS", "SCHEDULERS", "
 
 BACKENDS = ("sim", "apiserver")
 SCHEDULERS = ("kubesched", "kube-scheduler")
-#: Upper bounds of the sizes: every node and pod is kept in memory (about 7 KB a bound pod on the
-#: simulator: 352 MB with 5000 nodes and 50000 pods, docs/performance.md), so the largest run stays
-#: within about 2 GB; the measured tables go up to 15000 nodes and 50000 pods.
+#: Upper bounds of the sizes: every node and pod is kept in memory (about 6 KB a bound pod on the
+#: simulator: 321 MB with 5000 nodes and 50000 pods, 2.7 GB with 50000 nodes and 510000 pods,
+#: docs/performance.md); the scale matrix binds 10 pods a node at 50000 nodes before measuring.
 MAX_NODES = 50_000
-MAX_INIT_PODS = 100_000
+MAX_INIT_PODS = 500_000
 MAX_PODS = 100_000
 
 #: ``progress(bound, total)``.
@@ -33,8 +37,14 @@ def run_bench(
     scheduler: str = "kubesched",
     seed: int = 0,
     progress: Progress | None = None,
+    release: Release | None = None,
+    kernel: bool = False,
+    feature_gates: Sequence[str] = (),
 ) -> BenchResult:
-    """Run ``workload`` at the given size (its scheduler_perf size for what is left out)."""
+    """Run ``workload`` at the given size (its scheduler_perf size for what is left out), with the
+    scheduler behaving as ``release`` (None: the default release) with ``feature_gates``
+    (``--feature-gates`` values), or the bare numpy kernel of the workload instead of a scheduler
+    (``kernel``: SchedulingBasic on the simulator only)."""
     try:
         w = get_workload(workload)
     except KeyError as err:
@@ -50,15 +60,34 @@ def run_bench(
         raise BenchError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
     if scheduler not in SCHEDULERS:
         raise BenchError(f"unknown scheduler {scheduler!r}; one of {', '.join(SCHEDULERS)}")
+    if kernel:
+        from .kernel import KERNEL_WORKLOAD, run_kernel
+
+        if w.name != KERNEL_WORKLOAD:
+            raise BenchError(f"--kernel: only {KERNEL_WORKLOAD} has a kernel, not {w.name}")
+        if backend != "sim" or scheduler != "kubesched" or feature_gates:
+            raise BenchError(
+                "--kernel runs on its own: no --backend apiserver, no --scheduler kube-scheduler, no --feature-gates"
+            )
+        return run_kernel(w, n, k, m, release=release or DEFAULT_RELEASE, progress=progress)
+    try:
+        gates = parse_feature_gates(feature_gates, str(release or DEFAULT_RELEASE)) if feature_gates else None
+    except FeatureGateError as err:
+        raise BenchError(*(f"--feature-gates: {e}" for e in err.errors)) from None
     if backend == "sim":
         if scheduler != "kubesched":
             raise BenchError("--scheduler kube-scheduler needs --backend apiserver")
         from .sim import run_sim
 
-        return run_sim(w, n, k, m, seed=seed, progress=progress)
+        result = run_sim(w, n, k, m, seed=seed, progress=progress, release=release or DEFAULT_RELEASE,
+                         feature_gates=gates)
+        return replace(result, feature_gates=tuple(feature_gates))
     from .apiserver import run_apiserver
 
-    return run_apiserver(w, n, k, m, scheduler=scheduler, seed=seed, progress=progress)
+    result = run_apiserver(
+        w, n, k, m, scheduler=scheduler, seed=seed, progress=progress, release=release, feature_gates=feature_gates
+    )
+    return replace(result, feature_gates=tuple(feature_gates))
 
 
 def size_errors(nodes: int, init_pods: int, pods: int) -> list[str]:

@@ -30,13 +30,29 @@ class BenchResult:
     #: CPU time the scheduler spent in that window (user + system): on a busy machine the wall
     #: clock also counts other processes' time slices, this does not.
     cpu_seconds: float = 0.0
+    #: kube-apiserver's CPU time in the window (``--backend apiserver``; 0 on the simulator).
+    apiserver_cpu_seconds: float = 0.0
+    #: The kube-scheduler release the scheduler behaved as (``--emulated-version``).
+    release: str = ""
+    #: The bare numpy kernel (``--kernel``), not a scheduler: only then in the JSON.
+    kernel: bool = False
+    #: ``--feature-gates`` as given: only then in the JSON.
+    feature_gates: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        for k in ("seconds", "cpu_seconds"):
+        if not self.kernel:
+            del out["kernel"]
+        if self.feature_gates:
+            out["feature_gates"] = list(self.feature_gates)
+        else:
+            del out["feature_gates"]
+        for k in ("seconds", "cpu_seconds", "apiserver_cpu_seconds"):
             out[k] = round(out[k], 6)
-        for k in ("pods_per_second", "attempt_p50_ms", "attempt_p99_ms", "peak_rss_mb"):
+        for k in ("pods_per_second", "peak_rss_mb"):
             out[k] = round(out[k], 1)
+        for k in ("attempt_p50_ms", "attempt_p99_ms"):  # the kernel's take tens of microseconds
+            out[k] = round(out[k], 3)
         return out
 
 

@@ -12,7 +12,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.load import load_config
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
@@ -65,16 +67,24 @@ def run_sim(
     config: KubeSchedulerConfiguration | None = None,
     registry: Registry | None = None,
     progress: Progress | None = None,
+    release: Release = DEFAULT_RELEASE,
+    feature_gates: FeatureGates | None = None,
 ) -> BenchResult:
+    """One run; the scheduler behaves as ``release`` unless ``config`` is given (then as its own),
+    with ``feature_gates`` (every gate at the release's default when None)."""
     registry = registry or default_registry()
     try:
-        config = config or workload.scheduler_config(registry) or load_config(None, args_types=registry.args_types())
+        config = (
+            config
+            or workload.scheduler_config(registry, release)
+            or load_config(None, args_types=registry.args_types(), release=release)
+        )
         node_objs = list(workload.nodes(nodes))
         init_objs = list(workload.init_pods(init_pods))
         arrivals = list(workload.measured_pods(pods, after=init_pods))
     except ValueError as err:
         raise BenchError(str(err)) from None
-    sim = new_simulation(config, registry, seed=seed, cluster_factory=_BenchCluster)
+    sim = new_simulation(config, registry, seed=seed, cluster_factory=_BenchCluster, feature_gates=feature_gates)
     cluster = sim.cluster
 
     for ns in workload.namespaces:
@@ -121,4 +131,5 @@ def run_sim(
         peak_rss_mb=own_peak_rss_mb(),
         bound=cluster.bound,
         cpu_seconds=cpu,
+        release=str(config.release),
     )

@@ -17,6 +17,9 @@ Where we differ, and why:
   the simulator's virtual clock as on a real one.
 * **GpuTrace** is not in scheduler_perf: the Alibaba GPU trace replayed with the GpuShare plugin
   (:class:`TraceWorkload`).
+* **HostPortReplicas** is not in scheduler_perf either: the replicas of one Deployment with a host
+  port (one pod a node) under a profile whose PodTopologySpread has ``defaultingType: List``, the
+  shape where OpportunisticBatching applies (:class:`BatchableWorkload`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.registry import Registry
 
@@ -72,8 +76,10 @@ class Workload:
     #: Only the simulator can run it (a profile kube-scheduler does not have).
     sim_only = False
 
-    def scheduler_config(self, registry: Registry) -> KubeSchedulerConfiguration | None:
-        """The configuration to schedule with; None: kube-scheduler's defaults."""
+    def scheduler_config(
+        self, registry: Registry, release: Release = DEFAULT_RELEASE
+    ) -> KubeSchedulerConfiguration | None:
+        """The configuration to schedule with (as ``release`` loads it); None: kube-scheduler's defaults."""
         return None
 
     def node(self, i: int) -> Obj:
@@ -228,6 +234,13 @@ def _high_priority_large_cpu_pod(namespace: str, name: str) -> Obj:
     return pause_pod(namespace, name, cpu="9", limits=False, priority=10)
 
 
+def _host_port_pod(namespace: str, name: str) -> Obj:
+    """A replica of a Deployment that takes host port 8080: at most one a node."""
+    pod = pause_pod(namespace, name, labels={"app": "web"})
+    pod["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    return pod
+
+
 def _unused_pod(namespace: str, name: str) -> Obj:
     raise NotImplementedError("trace workloads build their pods from the trace")
 
@@ -260,10 +273,12 @@ class TraceWorkload(Workload):
     def _arrival(self) -> Any:
         return _load_arrival()
 
-    def scheduler_config(self, registry: Registry) -> KubeSchedulerConfiguration | None:
+    def scheduler_config(
+        self, registry: Registry, release: Release = DEFAULT_RELEASE
+    ) -> KubeSchedulerConfiguration | None:
         from kubesched.sim.trace import replay_config, typical_pod_args
 
-        return replay_config(TRACE_POLICY, typical_pod_args(self._arrival().trace), registry)
+        return replay_config(TRACE_POLICY, typical_pod_args(self._arrival().trace), registry, release=release)
 
     def nodes(self, n: int) -> Iterator[Obj]:
         from kubesched.sim.alibaba import manifests
@@ -299,6 +314,32 @@ class TraceWorkload(Workload):
 
 
 _ARRIVAL: list[Any] = []
+
+
+class BatchableWorkload(Workload):
+    """A workload whose pods OpportunisticBatching can sign: kube-scheduler's default profile with
+    PodTopologySpread's ``defaultingType: List`` and no default constraints (the system defaults
+    make every pod unsignable). Simulator only: the API-server harness runs the default profile."""
+
+    sim_only = True
+
+    def scheduler_config(
+        self, registry: Registry, release: Release = DEFAULT_RELEASE
+    ) -> KubeSchedulerConfiguration | None:
+        from kubesched.config.load import load_config
+
+        return load_config(BATCHABLE_CONFIG, args_types=registry.args_types(), release=release)
+
+
+#: The profile of :class:`BatchableWorkload`.
+BATCHABLE_CONFIG: Obj = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}],
+    }],
+}
 
 
 def _load_arrival() -> Any:
@@ -387,6 +428,13 @@ WORKLOADS: dict[str, Workload] = {
             init_pod=_default_pod,
             interleave_pod=_high_priority_large_cpu_pod,
             interleave_every=UNSCHEDULABLE_EVERY,
+        ),
+        BatchableWorkload(
+            "HostPortReplicas",
+            "one Deployment's replicas with a host port, one a node; batchable (simulator only)",
+            Size(3000, 0, 3000),
+            measured_pod=_host_port_pod,
+            init_pod=_host_port_pod,
         ),
         TraceWorkload(
             "GpuTrace",

@@ -15,9 +15,10 @@ names the files). Releases differ in which gates exist (v1.37 dropped GangSchedu
 SchedulerQueueingHints), their defaults and locks, and in the wording of the GA/deprecated
 warnings (component-base v0.36 made them structured log lines).
 
-kubesched behaves as kube-scheduler v1.35 with every gate at its default, and no gate changes what
-it does yet (:data:`HONOURED` is empty): gates set away from their default are accepted, kept on
-:class:`FeatureGates` for later use, and named by :meth:`FeatureGates.without_effect`.
+kubesched behaves as kube-scheduler of the selected release with every gate at its default. The
+gates in :data:`HONOURED` change what it does (``OpportunisticBatching=false`` turns batching
+off); the others set away from their default are accepted, kept on :class:`FeatureGates`, and
+named by :meth:`FeatureGates.without_effect`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "HONOURED",
+    "OPPORTUNISTIC_BATCHING",
     "RELEASES",
     "FeatureGateError",
     "FeatureGates",
@@ -43,8 +45,11 @@ __all__ = [
 KUBE_COMPONENT = "kube"
 #: featuregate's switches that set every gate of a stage not named explicitly.
 ALL_ALPHA, ALL_BETA = "AllAlpha", "AllBeta"
-#: Gates whose value changes what kubesched does. None yet: kubesched implements v1.35's defaults.
-HONOURED: frozenset[str] = frozenset()
+#: upstream ``features.OpportunisticBatching`` (Beta, on in v1.35-v1.37): framework/batch.py.
+OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
+#: Gates whose value changes what kubesched does; the others are accepted and named as without
+#: effect when set away from their default.
+HONOURED: frozenset[str] = frozenset({OPPORTUNISTIC_BATCHING})
 
 #: The releases whose gates are known (``feature_gates_v1_<minor>.json``), as ``--emulated-version``
 #: spells them; the default keeps every caller on kubesched's default release.

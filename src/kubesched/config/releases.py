@@ -184,6 +184,19 @@ PORTWORX_MIGRATION_WITHOUT_ANNOTATION = Change(
     "on nodes whose storage.alpha.kubernetes.io/migrated-plugins annotation names the plugin",
     where="plugins/nodevolumelimits/csi.py (_csi_migration_on)",
 )
+QUEUE_SIGNS_PODS = Change(
+    "QueueSignsPods",
+    V1_36,
+    "pkg/scheduler/backend/queue/scheduling_queue.go (signPod in newQueuedPodInfo and Update), "
+    "pkg/scheduler/framework/runtime/framework.go (SignPod)",
+    "OpportunisticBatching signs a pod when it enters the scheduling queue and when a queued pod is "
+    "updated, not in every scheduling cycle (v1.35 signs in GetNodeHint, each attempt); SignPod "
+    "observes scheduler_framework_extension_point_duration_seconds{extension_point=\"Sign\"} each "
+    "time (v1.35: in sampled cycles only)",
+    where="backend/queue.py (add, update: QueueProfile.sign_queued_pod), framework/runtime.py "
+    "(sign_queued_pod, cycle_signature)",
+)
+
 # -- v1.37 ------------------------------------------------------------------------------------
 NODE_NAME_BEFORE_NODE_UNSCHEDULABLE = Change(
     "NodeNameBeforeNodeUnschedulable",
@@ -284,8 +297,11 @@ BATCH_RESCORES_HINTED_NODE = Change(
     "BatchRescoresHintedNode",
     V1_37,
     "pkg/scheduler/framework/runtime/batch.go (rescoreHintedNode)",
-    "OpportunisticBatching re-scores the previous pod's node when it still fits instead of flushing",
-    where="n/a: kubesched has no OpportunisticBatching yet (issue 14)",
+    "OpportunisticBatching re-scores the previous pod's node when it still fits instead of flushing "
+    "(node_not_full); a pod with a nominated node flushes the batch (pod_nominated); "
+    "scheduler_batch_rescore_attempts_total and scheduler_batch_rescore_duration_seconds",
+    where="framework/batch.py (OpportunisticBatch._refresh, _rescore_node), framework/runtime.py "
+    "(run_raw_score_plugins, normalize_scores), metrics.py",
 )
 
 #: Every behaviour difference between the supported releases, oldest first.
@@ -303,6 +319,7 @@ CHANGES: tuple[Change, ...] = (
     POD_SCHEDULED_AFTER_FLUSH_METRIC,
     DRA_FILTER_TIMEOUT_IS_ERROR,
     PORTWORX_MIGRATION_WITHOUT_ANNOTATION,
+    QUEUE_SIGNS_PODS,
     NODE_NAME_BEFORE_NODE_UNSCHEDULABLE,
     NODE_NAME_PRE_FILTER,
     IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD,

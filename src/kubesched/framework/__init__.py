@@ -42,9 +42,11 @@ from .interfaces import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from .registry import ENTRY_POINT_GROUP, PluginFactory, PluginSpec, Registry, RegistryError
 from .runtime import FrameworkError
+from .signature import SignFragment
 from .snapshot import Snapshot
 from .status import Code, Status, StatusLike
 from .types import (
@@ -116,6 +118,8 @@ __all__ = [
     "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
+    "SignFragment",
+    "SignPlugin",
     "Snapshot",
     "StateData",
     "StateNotFoundError",

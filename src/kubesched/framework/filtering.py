@@ -98,12 +98,17 @@ def run_filter_plugins_with_nominated_pods(
     pod: PodInfo,
     node_info: NodeInfo,
     nominated: Sequence[PodInfo],
+    *,
+    clone_state: bool = True,
 ) -> Status:
     """Upstream ``RunFilterPluginsWithNominatedPods``: the filters with the nominated pods of at
-    least the pod's priority added to a copy of the node, then (if there were any) without them."""
+    least the pod's priority added to a copy of the node, then (if there were any) without them.
+
+    ``clone_state=False``: no PreFilter plugin of the cycle has AddPod, so the copy of the
+    CycleState upstream makes would only be read: the state itself is read instead."""
     relevant = [p for p in nominated if p.uid != pod.uid and p.priority >= pod.priority]
     if relevant:
-        st2 = state.clone()
+        st2 = state.clone() if clone_state else state
         ni2 = node_info.clone()
         for np_ in relevant:
             ni2.add_pod(np_)
@@ -137,7 +142,8 @@ class NodeFilter:
     ``mask[k]`` says whether the batch forms accept ``rows[k]``; ``error`` is set when one of them
     failed (the cycle ends with it). Built by ``Framework.node_filter``."""
 
-    __slots__ = ("_add_pod", "_filters", "_per_node", "_pod", "_snapshot", "_state", "error", "mask")
+    __slots__ = ("_active", "_add_pod", "_clone_state", "_filters", "_per_node", "_pod", "_snapshot", "_state",
+                 "error", "mask")
 
     def __init__(
         self,
@@ -147,8 +153,16 @@ class NodeFilter:
         pod: PodInfo,
         snapshot: Snapshot,
         rows: npt.NDArray[np.intp],
+        *,
+        active: Sequence[FilterPlugin] | None = None,
+        clone_state: bool = True,
     ) -> None:
+        """``active``: the plugins of ``filters.all`` the cycle did not skip (all of them checked
+        against the skip set when not given); ``clone_state``: see
+        :func:`run_filter_plugins_with_nominated_pods`."""
         self._filters = filters
+        self._active = tuple(active) if active is not None else filters.all
+        self._clone_state = clone_state
         self._add_pod = add_pod
         self._state = state
         self._pod = pod
@@ -156,20 +170,31 @@ class NodeFilter:
         skip = state.skip_filter_plugins
         self._per_node = tuple(p for p in filters.per_node if p.name not in skip) if skip else filters.per_node
         self.error: Status | None = None
-        self.mask = np.ones(len(rows), dtype=np.bool_)
+        # The first mask a plugin returns is taken as it is (never written to: a plugin may keep
+        # it), the others combined into new arrays; all ones only when no plugin returned one.
+        mask: npt.NDArray[np.bool_] | None = None
         for p in filters.batch:
             if p.name in skip:
                 continue
             try:
                 m = p.filter_batch(state, pod, snapshot, rows)
-                if m is not None:
-                    self.mask &= m
+                if m is None:
+                    continue
+                if mask is not None:
+                    mask = mask & m
+                elif type(m) is np.ndarray and m.dtype == np.bool_ and m.shape == rows.shape:
+                    mask = m
+                else:  # anything else as ``ones &= m`` takes it (or fails on it)
+                    mask = np.ones(len(rows), dtype=np.bool_)
+                    mask &= m
             except Exception as err:
                 debug_traceback(p.name, "Filter (batch)")
                 self.error = Status(
                     Code.ERROR, f"running {quote(p.name)} filter plugin: {err}", error=err, plugin=p.name
                 )
+                self.mask = np.ones(len(rows), dtype=np.bool_) if mask is None else mask
                 return
+        self.mask = np.ones(len(rows), dtype=np.bool_) if mask is None else mask
 
     @property
     def has_per_node_plugins(self) -> bool:
@@ -181,7 +206,8 @@ class NodeFilter:
         pods (then the whole chain runs, with and without them, as upstream)."""
         if nominated:
             return run_filter_plugins_with_nominated_pods(
-                self._filters.all, self._add_pod, self._state, self._pod, node_info, nominated
+                self._active, self._add_pod, self._state, self._pod, node_info, nominated,
+                clone_state=self._clone_state,
             )
         if self._per_node:
             return run_filter_plugins(self._per_node, self._state, self._pod, node_info)

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from .cycle_state import CycleState
 from .events import ClusterEvent, ClusterEventWithHint
+from .signature import SignFragment
 from .status import Status, StatusLike
 from .types import (
     JSONObj,
@@ -282,6 +283,20 @@ class PermitPlugin(Plugin, Protocol):
     """
 
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[StatusLike, float]: ...
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    """A PreFilter, Filter, PreScore or Score plugin that can say which parts of a pod its results
+    depend on (upstream ``SignPlugin``, v1.35, OpportunisticBatching): fragments naming a pod
+    field (``framework/signature.py``) and its canonical value. Pods whose fragments are all equal
+    get the same results on the same nodes, so a profile may reuse one pod's scored nodes for the
+    next. Unschedulable (or Error) means this pod cannot be compared with others. A profile with
+    any such plugin that lacks ``sign_pod`` never batches. A plugin whose answer depends on the
+    pod's spec and status only may set the class attribute ``signs_by_spec = True``: the framework
+    then keeps its answer for every pod of that spec."""
+
+    def sign_pod(self, pod: PodInfo) -> tuple[Sequence[SignFragment], StatusLike]: ...
 
 
 @runtime_checkable

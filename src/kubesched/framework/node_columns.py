@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .types import HostPortInfo
+
 I32 = npt.NDArray[np.int32]
 Bools = npt.NDArray[np.bool_]
 
@@ -126,6 +128,49 @@ def per_taint_set(cache: dict[str, Any], key: str, fn: Any) -> npt.NDArray[Any]:
     if arr is None or len(arr) < n:
         start = 0 if arr is None else len(arr)
         fresh = np.array([fn(TAINT_SETS.lists[i]) for i in range(start, n)])
+        arr = fresh if arr is None else np.concatenate([arr, fresh])
+        cache[key] = arr
+    return arr
+
+
+class PortSets:
+    """Process-wide interning of the host ports in use on a node (``HostPortInfo.key()``): id ->
+    a HostPortInfo holding them (id 0 is "no port in use"), as :class:`TaintSets` for taints."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids: dict[frozenset[tuple[str, str, int]], int] = {frozenset(): 0}
+        self.sets: list[HostPortInfo] = [HostPortInfo()]
+
+    def id_of(self, used: HostPortInfo) -> int:
+        if not used:
+            return 0
+        key = used.key()
+        i = self._ids.get(key)
+        if i is None:
+            with self._lock:
+                i = self._ids.get(key)
+                if i is None:
+                    i = len(self.sets)
+                    self.sets.append(used.clone())
+                    self._ids[key] = i
+        return i
+
+    def __len__(self) -> int:
+        return len(self.sets)
+
+
+PORT_SETS = PortSets()
+
+
+def per_port_set(cache: dict[str, Any], key: str, fn: Any) -> npt.NDArray[Any]:
+    """``fn(ports_in_use)`` for every interned port set, as an array indexed by port-set id, cached
+    in ``cache`` (a pod's cache) and extended when new sets appear."""
+    arr: npt.NDArray[Any] | None = cache.get(key)
+    n = len(PORT_SETS)
+    if arr is None or len(arr) < n:
+        start = 0 if arr is None else len(arr)
+        fresh = np.array([fn(PORT_SETS.sets[i]) for i in range(start, n)])
         arr = fresh if arr is None else np.concatenate([arr, fresh])
         cache[key] = arr
     return arr

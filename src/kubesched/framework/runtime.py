@@ -20,14 +20,15 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.config.releases import DEFAULT_RELEASE, QUEUE_SIGNS_PODS, Release
 from kubesched.config.types import PluginRef, Plugins, PluginSet, Profile
 
+from .batch import OpportunisticBatch
 from .cycle_state import CycleState
 from .events import WILDCARD_EVENT, ClusterEventWithHint
 from .filtering import (
@@ -59,16 +60,20 @@ from .interfaces import (
     PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
+    PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    SignPlugin,
 )
 from .node_rows import names_of
 from .plugin_calls import call_plugin, call_plugin_pair, debug_traceback, exception_status, one_line, quote
 from .pods_in_pre_bind import PodsInPreBindMap
 from .registry import Registry
+from .signature import SCHEDULER_NAME_SIGNER, PodSignature
+from .signature import encode as encode_signature
 from .status import Code, Status, StatusLike
 from .types import (
     NodeInfo,
@@ -82,7 +87,7 @@ from .types import (
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 if TYPE_CHECKING:
-    from kubesched.metrics import SchedulerMetrics
+    from kubesched.metrics import PluginDurations, SchedulerMetrics
 
     from .clock import Clock
     from .snapshot import Snapshot
@@ -121,6 +126,11 @@ IMPLIED_PRE_ENQUEUE = "implied_pre_enqueue"
 UNSCHEDULED_POD_ADD_EVENTS = "unscheduled_pod_add_events"
 
 
+#: ``PodInfo.cache`` key of the pod's signature, per profile (``Framework.sign_pod``).
+_SIGNATURE_KEY = "Signature/"
+_SUCCESS = Status(Code.SUCCESS)
+
+
 class FrameworkError(ValueError):
     """A profile that cannot be built (unknown plugin, duplicate, missing QueueSort/Bind...)."""
 
@@ -140,16 +150,6 @@ def _permit_timeout(value: Any) -> float | None:
 _q = quote
 _one_line = one_line
 _debug_traceback = debug_traceback
-
-
-def _extension(
-    plugin: PreFilterPlugin, method: str, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo
-) -> StatusLike:
-    """A PreFilter plugin's AddPod/RemovePod (Success when it has no extensions)."""
-    ext = plugin.pre_filter_extensions()
-    if ext is None:
-        return None
-    return cast(StatusLike, getattr(ext, method)(state, pod, other, node_info))
 
 
 def _implements(plugin: object, proto: type) -> bool:
@@ -253,6 +253,7 @@ class Framework:
         handle: Handle,
         *,
         metrics: SchedulerMetrics | None = None,
+        opportunistic_batching: bool = False,
     ) -> None:
         self.profile = profile
         self.profile_name = profile.scheduler_name
@@ -277,6 +278,22 @@ class Framework:
             p.name: p for p in self.points.score if isinstance(p, BatchScorePlugin)
         }
         self._filters = FilterPlugins.of(self.points.filter)
+        #: OpportunisticBatching (gate on): the batch state, and the plugins that sign pods.
+        self.batch: OpportunisticBatch | None = None
+        self._signers: tuple[SignPlugin, ...] = ()
+        self._sign_durations: tuple[PluginDurations | None, ...] = ()
+        self._sign_memo_keys: tuple[str | None, ...] = ()
+        self.signatures_enabled = False
+        #: v1.36+: the queue signs pods (QueueSignsPods); v1.35: every scheduling cycle does.
+        self._queue_signs = self.release.has(QUEUE_SIGNS_PODS)
+        if opportunistic_batching:
+            self._compute_batchable_plugins()
+            self.batch = OpportunisticBatch(self, handle.clock.now)
+        #: By a cycle's skipped Filter plugins: the PreFilter plugins whose AddPod/RemovePod run
+        #: (a plugin's PreFilterExtensions are fixed, as every in-tree plugin's), and the Filter
+        #: plugins that run. Preemption's dry run asks both thousands of times a pod.
+        self._extensions_by_skip: dict[frozenset[str], tuple[tuple[PreFilterPlugin, PreFilterExtensions], ...]] = {}
+        self._filters_by_skip: dict[frozenset[str], tuple[FilterPlugin, ...]] = {}
 
     # ------------------------------------------------------------------------------------------
     # construction
@@ -341,6 +358,116 @@ class Framework:
             )
         if not self.points.bind:
             raise FrameworkError(f"profile {self.profile_name!r}: at least one Bind plugin is required")
+
+    def _compute_batchable_plugins(self) -> None:
+        """Upstream ``computeBatchablePlugins``: every PreFilter, Filter, PreScore and Score plugin
+        must sign pods, or the profile never batches (said once, at start-up)."""
+        signers: list[SignPlugin] = []
+        unsupported: list[str] = []
+        seen: set[str] = set()
+        for point in ("pre_filter", "filter", "pre_score", "score"):
+            for wrapped in self.points[point]:
+                name = wrapped.name
+                if name in seen:
+                    continue
+                seen.add(name)
+                plugin = self.plugins.get(name, wrapped)
+                if callable(getattr(plugin, "sign_pod", None)):
+                    signers.append(cast(SignPlugin, plugin))
+                else:
+                    unsupported.append(name)
+        self._signers = tuple(signers)
+        # Each signer's Sign durations, looked up once: every pod signs, every call is observed.
+        metrics = self.metrics
+        self._sign_durations = tuple(
+            metrics.plugin_duration_recorder(p.name, "Sign") if metrics is not None else None for p in signers
+        )
+        #: Signers whose fragments depend on the pod's spec and status only (``signs_by_spec``):
+        #: their answers are kept per spec template, by this key.
+        self._sign_memo_keys = tuple(
+            f"Sign/{self.profile_name}/{p.name}" if getattr(p, "signs_by_spec", False) is True else None
+            for p in signers
+        )
+        self.signatures_enabled = not unsupported
+        if unsupported:
+            log.info("Disabling signatures for profile %s because plugins do not support it: %s",
+                     self.profile_name, ", ".join(sorted(unsupported)))
+
+    @property
+    def release(self) -> Release:
+        return cast("Release", getattr(self.handle, "release", DEFAULT_RELEASE))
+
+    def sign_pod(self, pod: PodInfo, record: bool = False) -> PodSignature | None:
+        """Upstream ``SignPod``: the pod's signature, or None when signatures are off for this
+        profile or some plugin cannot sign the pod. Every call signs: each signer's call is timed
+        into ``scheduler_plugin_execution_duration_seconds{extension_point="Sign"}`` (not sampled,
+        as upstream's); ``record`` also observes the Sign extension point, even when the profile
+        does not sign (upstream's deferred observation comes first)."""
+        start = time.perf_counter()
+        signature = self._sign(pod) if self.signatures_enabled else None
+        if record:
+            self._observe("Sign", _SUCCESS, start)
+        return signature
+
+    def sign_queued_pod(self, pod: PodInfo) -> None:
+        """v1.36+ with OpportunisticBatching on: the queue signs a pod when it enters the queue and
+        when a queued pod is updated (``scheduling_queue.go`` ``signPod``), observing the Sign
+        extension point every time; the cycle then uses that signature (:meth:`cycle_signature`)."""
+        if self.batch is None or not self._queue_signs:
+            return
+        pod.cache[_SIGNATURE_KEY + self.profile_name] = self.sign_pod(pod, record=True)
+
+    def cycle_signature(self, pod: PodInfo, record: bool) -> PodSignature | None:
+        """The signature a scheduling cycle batches by. v1.35 signs in every attempt (in
+        ``GetNodeHint``; the extension point only in sampled cycles, ``record``); v1.36+ takes the
+        one the queue computed, signing now only for a pod that did not come through the queue
+        (or was updated while in flight)."""
+        if not self._queue_signs:
+            return self.sign_pod(pod, record)
+        key = _SIGNATURE_KEY + self.profile_name
+        cache = pod.cache
+        if key in cache:
+            return cast("PodSignature | None", cache[key])
+        signature = cache[key] = self.sign_pod(pod, record=True)
+        return signature
+
+    def _sign(self, pod: PodInfo) -> PodSignature | None:
+        """Each signer in turn until one cannot sign; the JSON of the fragments."""
+        fragments: dict[str, Any] = {SCHEDULER_NAME_SIGNER: pod.scheduler_name}
+        signature: PodSignature | None = None
+        perf_counter = time.perf_counter
+        # Pods of one spec and status share a template (PodInfo.share_spec_parses): what a
+        # spec-only signer answered for the template holds for each of them. The call is still
+        # made (to the memo) and timed, one observation a pod and plugin as upstream's.
+        template = pod.__dict__.get("_template")
+        shared: dict[str, Any] | None = template.cache if template is not None else None
+        for p, durations, memo_key in zip(self._signers, self._sign_durations, self._sign_memo_keys, strict=True):
+            t0 = perf_counter()
+            if memo_key is not None and shared is not None and memo_key in shared:
+                parts, st = shared[memo_key]
+            else:
+                try:
+                    parts, st = p.sign_pod(pod)
+                except Exception as err:
+                    debug_traceback(p.name, "SignPod")
+                    parts, st = (), Status(Code.ERROR, one_line(err))
+                if memo_key is not None and shared is not None and (st is None or st.code != Code.ERROR):
+                    shared[memo_key] = (tuple(parts), st)
+            if st is None or st.code == Code.SUCCESS:
+                if durations is not None:
+                    durations.observe("Success", perf_counter() - t0)
+                for fragment in parts:
+                    fragments[fragment.key] = fragment.value
+                continue
+            if durations is not None:
+                durations.observe(st.code.upstream_name, perf_counter() - t0)
+            if st.code == Code.ERROR:
+                log.error("SignPod failed for plugin %s: %s", p.name, st.message())
+            log.debug("SignPod can't sign pod %s due to plugin %s: %s", pod.key, p.name, st.message())
+            break
+        else:
+            signature = encode_signature(fragments)
+        return signature
 
     def _set_instrumented_plugins(self, metrics: SchedulerMetrics) -> None:
         """Upstream ``setInstrumentedPlugins``: the PreFilter, Filter, PreScore and Score plugins
@@ -601,47 +728,105 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:
-        for p in self.points.pre_filter:
-            if p.name in state.skip_filter_plugins:
-                continue
-            add = partial(_extension, p, "add_pod", state, pod, pod_to_add, node_info)
-            s = self._timed_call(state.record_plugin_metrics, p, "PreFilterExtensionAddPod", add)
-            if not s.is_success():
-                return Status(
-                    Code.ERROR, f"running AddPod on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
-                )
-        return Status(Code.SUCCESS)
+        """Upstream ``RunPreFilterExtensionAddPod``: AddPod of every PreFilter plugin that has
+        extensions and was not skipped (plugins without extensions are neither called nor timed,
+        as upstream; preemption's dry run calls this for every victim of every node)."""
+        return self._run_pre_filter_extension(state, pod, pod_to_add, node_info, add=True)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
+        """Upstream ``RunPreFilterExtensionRemovePod`` (see the AddPod form)."""
+        return self._run_pre_filter_extension(state, pod, pod_to_remove, node_info, add=False)
+
+    def _active_extensions(
+        self, skip: frozenset[str]
+    ) -> tuple[tuple[PreFilterPlugin, PreFilterExtensions], ...] | None:
+        """The (plugin, extensions) pairs not skipped, in order; None when some plugin's
+        ``pre_filter_extensions`` raises (then each call reports it)."""
+        got = self._extensions_by_skip.get(skip)
+        if got is not None:
+            return got
+        pairs = []
         for p in self.points.pre_filter:
-            if p.name in state.skip_filter_plugins:
+            if p.name in skip:
                 continue
-            s = self._timed_call(
-                state.record_plugin_metrics,
-                p,
-                "PreFilterExtensionRemovePod",
-                partial(_extension, p, "remove_pod", state, pod, pod_to_remove, node_info),
-            )
+            try:
+                ext = p.pre_filter_extensions()
+            except Exception:
+                return None
+            if ext is not None:
+                pairs.append((p, ext))
+        if len(self._extensions_by_skip) >= 64:
+            self._extensions_by_skip.clear()
+        got = self._extensions_by_skip[skip] = tuple(pairs)
+        return got
+
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether some PreFilter plugin of the cycle has AddPod/RemovePod: else nothing but the
+        Filter plugins reads a copy of the CycleState made for a node (nominated pods, dry runs)."""
+        skip = frozenset(state.skip_filter_plugins)
+        return self._active_extensions(skip) != ()
+
+    def active_filter_plugins(self, state: CycleState) -> tuple[FilterPlugin, ...]:
+        """The Filter plugins of the cycle, without those whose PreFilter returned Skip."""
+        skip = frozenset(state.skip_filter_plugins)
+        got = self._filters_by_skip.get(skip)
+        if got is None:
+            if len(self._filters_by_skip) >= 64:
+                self._filters_by_skip.clear()
+            got = self._filters_by_skip[skip] = tuple(p for p in self._filters.all if p.name not in skip)
+        return got
+
+    def _run_pre_filter_extension(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo, *, add: bool
+    ) -> Status:
+        point, verb = ("PreFilterExtensionAddPod", "AddPod") if add else ("PreFilterExtensionRemovePod", "RemovePod")
+        skip = frozenset(state.skip_filter_plugins)
+        pairs = self._active_extensions(skip)
+        if pairs is not None:
+            record = state.record_plugin_metrics
+            for p, ext in pairs:
+                fn = ext.add_pod if add else ext.remove_pod
+                s = self._timed_call(record, p, point, fn, state, pod, other, node_info)
+                if not s.is_success():
+                    return Status(
+                        Code.ERROR, f"running {verb} on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
+                    )
+            return Status(Code.SUCCESS)
+        for p in self.points.pre_filter:
+            if p.name in skip:
+                continue
+            try:
+                maybe = p.pre_filter_extensions()
+            except Exception as err:
+                s = self._exception_status(p, point, err)
+            else:
+                if maybe is None:
+                    continue
+                fn = maybe.add_pod if add else maybe.remove_pod
+                s = self._timed_call(state.record_plugin_metrics, p, point, fn, state, pod, other, node_info)
             if not s.is_success():
                 return Status(
-                    Code.ERROR, f"running RemovePod on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
+                    Code.ERROR, f"running {verb} on PreFilter plugin {_q(p.name)}: {s.message()}", plugin=p.name
                 )
         return Status(Code.SUCCESS)
 
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status:
         """Upstream ``RunFilterPlugins``: every Filter plugin in order on one node, stopping at the
         first failure (the reference chain the batch forms agree with)."""
-        return run_filter_plugins(self._filters.all, state, pod, node_info)
+        return run_filter_plugins(self.active_filter_plugins(state), state, pod, node_info)
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, nominated: Sequence[PodInfo] = ()
     ) -> Status:
         """Upstream ``RunFilterPluginsWithNominatedPods`` on one node: the filters with the
         nominated pods of at least the pod's priority added, then (if any) without them."""
+        if not nominated:  # the common case, in preemption's dry runs above all
+            return run_filter_plugins(self.active_filter_plugins(state), state, pod, node_info)
         return run_filter_plugins_with_nominated_pods(
-            self._filters.all, self.run_pre_filter_extension_add_pod, state, pod, node_info, nominated
+            self.active_filter_plugins(state), self.run_pre_filter_extension_add_pod, state, pod, node_info,
+            nominated, clone_state=self.has_pre_filter_extensions(state),
         )
 
     def node_filter(
@@ -649,7 +834,10 @@ class Framework:
     ) -> NodeFilter:
         """The scheduling cycle's Filter over ``rows`` of the snapshot: the batch forms of
         ``run_filter_plugins_with_nominated_pods`` (framework/filtering.py)."""
-        return NodeFilter(self._filters, self.run_pre_filter_extension_add_pod, state, pod, snapshot, rows)
+        return NodeFilter(
+            self._filters, self.run_pre_filter_extension_add_pod, state, pod, snapshot, rows,
+            active=self.active_filter_plugins(state), clone_state=self.has_pre_filter_extensions(state),
+        )
 
     @property
     def filter_plugins(self) -> tuple[FilterPlugin, ...]:
@@ -716,12 +904,12 @@ class Framework:
         snapshot: Snapshot | None = None,
         indices: npt.NDArray[np.intp] | None = None,
     ) -> ScoreResult | Status:
-        """Score, normalise and weight; scores outside [0, 100] after normalisation are an Error."""
+        """Score, normalise and weight; scores outside [0, 100] after normalisation are an Error.
+
+        As upstream: every plugin's raw scores first, then every normaliser, then the weights."""
         start = time.perf_counter()
         names = names_of(nodes)
         raw: dict[str, npt.NDArray[np.int64]] = {}
-        normalized: dict[str, npt.NDArray[np.int64]] = {}
-        total = np.zeros(len(nodes), dtype=np.int64)
         for p in self.points.score:
             if p.name in state.skip_score_plugins:
                 continue
@@ -746,6 +934,55 @@ class Framework:
                 _debug_traceback(p.name, "Score")
                 return self._score_error(p.name, _one_line(err), start, "score")
             raw[p.name] = scores
+        res = self._normalize_scores(state, pod, names, raw, start)
+        if isinstance(res, ScoreResult):
+            self._observe("Score", Status(Code.SUCCESS), start)
+        return res
+
+    def run_raw_score_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> dict[str, int] | Status:
+        """Upstream ``RunRawScorePlugins`` (v1.37): each non-skipped Score plugin's raw score of one
+        node (OpportunisticBatching re-scores the previous pod's node with it)."""
+        out: dict[str, int] = {}
+        for p in self.points.score:
+            if p.name in state.skip_score_plugins:
+                continue
+            try:
+                value, st = p.score(state, pod, node)
+            except Exception as err:
+                _debug_traceback(p.name, "Score")
+                return Status(Code.ERROR, f"plugin {_q(p.name)} failed with: {_one_line(err)}", plugin=p.name)
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, f"plugin {_q(p.name)} failed with: {st.message()}", plugin=p.name)
+            if type(value) is not int and (why := _bad_score(value)) is not None:
+                return Status(Code.ERROR, f"plugin {_q(p.name)} failed with: {why}", plugin=p.name)
+            out[p.name] = int(value)
+        return out
+
+    def normalize_scores(
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Mapping[str, npt.NDArray[np.int64]]
+    ) -> ScoreResult | Status:
+        """Upstream ``NormalizeScores`` (v1.37): normalise and weight raw scores computed earlier."""
+        return self._normalize_scores(state, pod, names, raw, None)
+
+    def _normalize_scores(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        names: Sequence[str],
+        raw_scores: Mapping[str, npt.NDArray[np.int64]],
+        start: float | None,
+    ) -> ScoreResult | Status:
+        raw: dict[str, npt.NDArray[np.int64]] = {}
+        normalized: dict[str, npt.NDArray[np.int64]] = {}
+        n = len(names)
+        # Each plugin's normalised scores land in a row of one array, weighted and summed at the end.
+        every = np.empty((len(self.points.score), n), dtype=np.int64)
+        weights: list[int] = []
+        for p in self.points.score:
+            if p.name in state.skip_score_plugins:
+                continue
+            scores = raw_scores.get(p.name, np.zeros(n, dtype=np.int64))
+            raw[p.name] = scores
             try:
                 ext = p.score_extensions()
             except Exception as err:
@@ -753,18 +990,18 @@ class Framework:
                 return self._score_error(p.name, _one_line(err), start, "normalize")
             if ext is not None:
                 batch_norm = getattr(ext, "normalize_score_batch", None)
-                raw[p.name] = scores.copy()  # a normaliser may rewrite its input in place
+                scores = scores.copy()  # a normaliser may rewrite its input in place
                 try:
                     if callable(batch_norm):
                         norm_start = time.perf_counter()
                         got = batch_norm(state, pod, scores)
                         self._time_plugin(state, p, "ScoreExtensionNormalize", "Success", norm_start)
-                        why = _bad_scores(got, len(nodes))
+                        why = _bad_scores(got, n)
                         if why is not None:
                             return self._score_error(p.name, why, start, "normalize")
                         scores = np.asarray(got, dtype=np.int64)
                     else:
-                        lst = [NodeScore(n, int(v)) for n, v in zip(names, scores, strict=True)]
+                        lst = [NodeScore(name, int(v)) for name, v in zip(names, scores, strict=True)]
                         norm_start = time.perf_counter()
                         st = ext.normalize_score(state, pod, lst)
                         self._time_plugin(state, p, "ScoreExtensionNormalize", status_label(st), norm_start)
@@ -777,28 +1014,30 @@ class Framework:
                 except Exception as err:
                     _debug_traceback(p.name, "NormalizeScore")
                     return self._score_error(p.name, _one_line(err), start, "normalize")
-            normalized[p.name] = scores
+            row = len(weights)
+            every[row] = scores
+            normalized[p.name] = every[row]
+            weights.append(self.score_weights[p.name])
         # Upstream applies the weights once every plugin has normalised, checking each plugin's
-        # scores in plugin order; one min/max over all of them finds out whether any is out of range.
-        if normalized and len(nodes):
-            every = np.concatenate(list(normalized.values())) if len(normalized) > 1 else scores
-            if every.min() < MIN_NODE_SCORE or every.max() > MAX_NODE_SCORE:
-                for name, sc in normalized.items():
-                    out_of_range = (sc < MIN_NODE_SCORE) | (sc > MAX_NODE_SCORE)
-                    if out_of_range.any():
-                        return self._score_error(
-                            name,
-                            f"returns an invalid score {int(sc[out_of_range][0])}, it should in the range of "
-                            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                            start,
-                            "weight",
-                        )
-        for name, sc in normalized.items():
-            total += sc * self.score_weights[name]
-        self._observe("Score", Status(Code.SUCCESS), start)
+        # scores in plugin order; one maximum over all of them finds out whether any is out of range
+        # (MIN_NODE_SCORE is 0: as unsigned, a negative score is above any maximum), and one product
+        # with the weights sums them: 2 numpy calls instead of 3 a plugin (about 10 µs a cycle).
+        used = every[: len(weights)]
+        if weights and n and int(used.view(np.uint64).max()) > MAX_NODE_SCORE:
+            for name, sc in normalized.items():
+                out_of_range = (sc < MIN_NODE_SCORE) | (sc > MAX_NODE_SCORE)
+                if out_of_range.any():
+                    return self._score_error(
+                        name,
+                        f"returns an invalid score {int(sc[out_of_range][0])}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        start,
+                        "weight",
+                    )
+        total = np.einsum("i,ij->j", np.array(weights, dtype=np.int64), used)
         return ScoreResult(names, raw, normalized, dict(self.score_weights), total)
 
-    def _score_error(self, plugin: str, msg: str, start: float, what: str) -> Status:
+    def _score_error(self, plugin: str, msg: str, start: float | None, what: str) -> Status:
         """Upstream's messages: a failing Score or NormalizeScore, or an out-of-range score."""
         if what == "score":
             text = f"running Score plugins: plugin {_q(plugin)} failed with: {msg}"
@@ -807,7 +1046,8 @@ class Framework:
         else:
             text = f"applying score defaultWeights on Score plugins: plugin {_q(plugin)} {msg}"
         st = Status(Code.ERROR, text, plugin=plugin)
-        self._observe("Score", st, start)
+        if start is not None:
+            self._observe("Score", st, start)
         return st
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

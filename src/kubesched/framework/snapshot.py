@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from .node_columns import _EMPTY, TAINT_SETS, LabelColumn
+from .node_columns import _EMPTY, PORT_SETS, TAINT_SETS, LabelColumn
 from .types import NodeInfo
 
 I64 = npt.NDArray[np.int64]
@@ -48,12 +48,16 @@ class NodeTable:
         self.unschedulable = np.zeros(n, dtype=np.bool_)
         #: Id of each row's taint list in :data:`~kubesched.framework.node_columns.TAINT_SETS`.
         self.taint_id = np.zeros(n, dtype=np.int32)
+        #: Id of each row's host ports in use in :data:`~kubesched.framework.node_columns.PORT_SETS`.
+        self.ports_id = np.zeros(n, dtype=np.int32)
         self._nodes: list[object] = [None] * n
         self._labels: list[Mapping[str, str]] = [_EMPTY] * n
         #: Rows with ``unschedulable`` set, and with a non-empty taint list: when 0, the batch
         #: forms of NodeUnschedulable and TaintToleration have nothing to look at.
         self.unschedulable_count = 0
         self.tainted_count = 0
+        #: Rows with a host port in use: when 0, NodePorts' batch form passes every node.
+        self.ports_count = 0
         self._label_cols: dict[str, LabelColumn] = {}
         #: Changes whenever a row's node object changes (labels, taints, images) or rows move:
         #: a key for caches derived from node objects only, not from pods.
@@ -106,6 +110,10 @@ class NodeTable:
         self.nz_cpu[i] = ni.non_zero_requested.milli_cpu
         self.nz_mem[i] = ni.non_zero_requested.memory
         self.generation[i] = ni.generation
+        ports_id = PORT_SETS.id_of(ni.used_ports) if ni.used_ports else 0
+        if ports_id != self.ports_id[i]:
+            self.ports_count += int(ports_id != 0) - int(self.ports_id[i] != 0)
+            self.ports_id[i] = ports_id
         if ni.node is not self._nodes[i]:
             # Only a new node object (an update from the informer) can change these.
             self._nodes[i] = ni.node

@@ -61,7 +61,7 @@ class RunOptions:
     kubeconfig: str | None = None
     #: ``--master``: the API server's address, overriding the kubeconfig's server.
     master: str | None = None
-    #: ``--feature-gates`` as parsed (none changes what kubesched does yet).
+    #: ``--feature-gates`` as parsed (``feature_gates.HONOURED`` says which change what kubesched does).
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
     #: ``HOST:PORT`` for plain-HTTP /metrics, /healthz, /livez, /readyz; empty or ``0``: none.
     metrics_bind_address: str = DEFAULT_METRICS_ADDRESS
@@ -135,7 +135,13 @@ class SchedulerApp:
             recorder=EventRecorder(self.event_client, self.clock),
         )
         self.scheduler = Scheduler(
-            config, registry, self.cluster, self.clock, tie_break=self.options.tie_break, metrics=self.metrics
+            config,
+            registry,
+            self.cluster,
+            self.clock,
+            tie_break=self.options.tie_break,
+            metrics=self.metrics,
+            feature_gates=self.options.feature_gates,
         )
         le = config.leader_election
         self.elector: LeaderElector | None = None

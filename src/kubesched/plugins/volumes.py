@@ -26,9 +26,11 @@ kubesched supports its volumes, so it waits for the periodic flush instead of ev
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
 from kubesched.config.releases import DEFAULT_RELEASE, NO_DRA_DEALLOCATE_REASON
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interfaces import (
@@ -43,6 +45,7 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
 from kubesched.plugins import names
@@ -93,6 +96,14 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.args = args
         self.handle = handle
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Upstream's volume plugins depend only on the pod's volumes other than ConfigMaps and
+        Secrets (OpportunisticBatching)."""
+        return [SignFragment(sign.VOLUMES_SIGNER, sign.volumes(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -176,6 +187,15 @@ class DynamicResources(
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         return None
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Upstream cannot tell whether claims are local to a node: pods with claims are not signable."""
+        if pod_has_resource_claims(pod):
+            return [], Status(Code.UNSCHEDULABLE, "pods with dra resource claims are not signable")
+        return [], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

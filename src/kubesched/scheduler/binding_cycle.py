@@ -37,7 +37,7 @@ class BindingCycleMixin(FailureHandlingMixin):
         start: float,
     ) -> None:
         # Upstream counts the binding goroutine from its start, WaitOnPermit included.
-        self.metrics.goroutines.labels("binding").inc()
+        self.metrics.binding_goroutines(1)
         flight = self._pre_bind_pre_flight(state, fw, assumed, result.suggested_host)
         wp = fw.get_waiting_pod(assumed.uid)
         if not flight.is_success():
@@ -92,7 +92,7 @@ class BindingCycleMixin(FailureHandlingMixin):
             log.debug("binding cycle of %s failed", assumed.key, exc_info=True)
             status = Status.as_status(err)
         finally:
-            self.metrics.goroutines.labels("binding").dec()
+            self.metrics.binding_goroutines(-1)
         if status.is_success():
             # Upstream metrics.PodScheduled: the attempt from the cycle's start to the binding.
             self.metrics.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - start)

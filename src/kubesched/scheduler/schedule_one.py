@@ -16,11 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from kubesched.backend.cache import CacheError
+from kubesched.framework.batch import SortedScoredNodes
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.filtering import NodeFilter
 from kubesched.framework.node_rows import NodeRows, names_of
 from kubesched.framework.preemption import NodeToStatus
 from kubesched.framework.runtime import Framework, ScoreResult
+from kubesched.framework.signature import PodSignature
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import (
     ERR_NO_NODES_AVAILABLE,
@@ -183,10 +185,26 @@ class ScheduleOneMixin(BindingCycleMixin):
         if not feasible:
             raise FitError(pi, self.snapshot.num_nodes(), diagnosis)
         evaluated = len(feasible) + diagnosis.processed_failures
+        batch = fw.batch
+        cycle = self.queue.scheduling_cycle
         if len(feasible) == 1:
+            if batch is not None:
+                batch.store_schedule_results(diagnosis.signature, diagnosis.node_hint, feasible[0].name, None, cycle)
             return ScheduleResult(feasible[0].name, evaluated, 1)
         scores = self.prioritize_nodes(fw, state, pi, feasible, diagnosis.feasible_rows)
-        host = self.select_host(scores)
+        if batch is None:
+            host = self.select_host(scores)
+        elif diagnosis.signature is None:
+            host = self.select_host(scores)
+            batch.store_schedule_results(
+                None, diagnosis.node_hint, host, None, cycle, n_others=len(scores.nodes) - 1
+            )
+        else:
+            # The chosen node heads upstream's heap of the scored nodes; the rest are kept.
+            chosen = self._select_index(scores)
+            ordered = SortedScoredNodes.of(scores, chosen)
+            host = ordered.pop()
+            batch.store_schedule_results(diagnosis.signature, diagnosis.node_hint, host, ordered, cycle)
         return ScheduleResult(host, evaluated, len(feasible), scores=scores)
 
     def find_nodes_that_fit_pod(
@@ -207,7 +225,15 @@ class ScheduleOneMixin(BindingCycleMixin):
                 diagnosis.unschedulable_plugins.add(s.plugin)
             return [], diagnosis
 
-        nominated = str((pi.pod.get("status") or {}).get("nominatedNodeName") or "")
+        batch = fw.batch
+        if batch is not None:
+            # Upstream asks for the hint even when the pod has a nominated node, which goes first.
+            diagnosis.signature = fw.cycle_signature(pi, state.record_plugin_metrics)
+            diagnosis.node_hint = batch.get_node_hint(
+                state, pi, diagnosis.signature, self.queue.scheduling_cycle, self.snapshot.get
+            )
+        nominated = str((pi.pod.get("status") or {}).get("nominatedNodeName") or "") or diagnosis.node_hint
+        nominated_failure: tuple[NodeInfo, Status] | None = None
         if nominated:
             ni = self.snapshot.get(nominated)
             if ni is not None:
@@ -218,6 +244,7 @@ class ScheduleOneMixin(BindingCycleMixin):
                     raise _CycleError(st)
                 if st.is_success():
                     return [ni], diagnosis
+                nominated_failure = (ni, st)
 
         if pre_res is None or pre_res.all_nodes():
             indices = self.snapshot.table.all
@@ -228,8 +255,22 @@ class ScheduleOneMixin(BindingCycleMixin):
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",
             )
-        feasible = self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, indices)
+        feasible = self.find_nodes_that_pass_filters(
+            fw, state, pi, diagnosis, indices, nominated_failure[0] if nominated_failure else None
+        )
         processed = len(feasible) + diagnosis.processed_failures
+        if nominated_failure is not None:
+            # Upstream's evaluateNominatedNode writes the node's status into the cycle's shared
+            # NodeToStatus map, so it counts among the processed nodes (the start index moves one
+            # further) unless the walk processed and rejected that node too, and it stays in the
+            # diagnosis (the FitError message and preemption see it) even when the walk did not
+            # reach it or a PreFilter result left it out.
+            ni, st = nominated_failure
+            if not diagnosis.nominated_walked_and_failed:
+                processed += 1
+            diagnosis.node_to_status.setdefault(ni.name, st)
+            if st.plugin and st.is_rejected():
+                diagnosis.unschedulable_plugins.add(st.plugin)
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
@@ -241,14 +282,21 @@ class ScheduleOneMixin(BindingCycleMixin):
         return int(p)
 
     def find_nodes_that_pass_filters(
-        self, fw: Framework, state: CycleState, pi: PodInfo, diagnosis: _Diag, indices: np.ndarray
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: _Diag,
+        indices: np.ndarray,
+        watch: NodeInfo | None = None,
     ) -> Sequence[NodeInfo]:
         """Upstream's rotated walk over the nodes until ``numFeasibleNodesToFind`` pass.
 
         The batch Filters give a mask over every candidate at once; when no per-node plugin is
         left to run (and no node has nominated pods) the walk is the mask's first feasible
         positions, found in one vector operation. The rows of the feasible nodes are kept in
-        ``diagnosis.feasible_rows`` for the batch Score plugins."""
+        ``diagnosis.feasible_rows`` for the batch Score plugins. ``watch``: a node (the failed
+        nominated one) whose fate in the walk is kept in ``diagnosis.nominated_walked_and_failed``."""
         n = len(indices)
         if n == 0:
             return []
@@ -262,21 +310,29 @@ class ScheduleOneMixin(BindingCycleMixin):
         nf = fw.node_filter(state, pi, self.snapshot, indices)
         if nf.error is not None:
             raise _CycleError(nf.error)
-        order, mask = _rotate(indices, start), _rotate(nf.mask, start)
         feasible: Sequence[NodeInfo]
         failed: np.ndarray | list[int]  # rows the batch Filters rejected, in walk order
         if not nf.has_per_node_plugins and not self.queue.has_nominated_pods():
-            pos = np.flatnonzero(mask)
-            cut = n
-            if len(pos) >= to_find:
-                pos = pos[:to_find]
-                cut = int(pos[-1]) + 1
-            rows = order[pos]
-            failed = order[:cut][~mask[:cut]]  # a list only if their reasons are needed
+            rows, cut = _first_feasible(indices, nf.mask, start, to_find)
             feasible = NodeRows(nodes, rows)
+            processed_failures = cut - len(rows)
+            if watch is not None:
+                at = _position(indices, self.snapshot.index.get(watch.name, -1))
+                diagnosis.nominated_walked_and_failed = (
+                    at >= 0 and (at - start) % n < cut and not bool(nf.mask[at])
+                )
+            # The rejected rows in walk order, only when their reasons are needed (no node fits).
+            needed = not len(rows) and processed_failures
+            failed = _rotate(indices, start)[~_rotate(nf.mask, start)] if needed else []
         else:
+            order, mask = _rotate(indices, start), _rotate(nf.mask, start)
             feasible, failed, rows = self._walk_per_node(nf, diagnosis, order, mask, to_find)
-        diagnosis.processed_failures = len(diagnosis.node_to_status) + len(failed)
+            processed_failures = len(failed)
+            if watch is not None:
+                diagnosis.nominated_walked_and_failed = watch.name in diagnosis.node_to_status or (
+                    self.snapshot.index.get(watch.name, -1) in failed
+                )
+        diagnosis.processed_failures = len(diagnosis.node_to_status) + processed_failures
         if not feasible and len(failed):
             # Only now do the reasons of batch-rejected nodes matter: run the reference per-node
             # chain on them so the message and the rejecting plugins are exactly upstream's.
@@ -365,12 +421,42 @@ class ScheduleOneMixin(BindingCycleMixin):
         return res
 
     def select_host(self, scores: ScoreResult) -> str:
+        return scores.nodes[self._select_index(scores)]
+
+    def _select_index(self, scores: ScoreResult) -> int:
+        """The position of the best node: one of equals at random (seeded), or the first with
+        ``--tie-break node-order``."""
         total = scores.total
         best = total.max()
         winners = np.flatnonzero(total == best)
         if len(winners) == 1 or self.tie_break == TIE_BREAK_NODE_ORDER:
-            return scores.nodes[int(winners[0])]
-        return scores.nodes[int(winners[self.rng.randrange(len(winners))])]
+            return int(winners[0])
+        return int(winners[self.rng.randrange(len(winners))])
+
+
+def _first_feasible(indices: np.ndarray, mask: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, int]:
+    """The walk from ``start`` without rotating the arrays: the rows of the first ``to_find``
+    positions ``mask`` accepts, in walk order, and how many positions the walk examined (all of
+    them when fewer pass). Two ``flatnonzero`` over the halves instead of rotating both arrays
+    and scanning the whole: about 8 µs less a cycle at 5000 nodes."""
+    n = len(mask)
+    pos = np.flatnonzero(mask[start:])
+    if len(pos) >= to_find:
+        pos = pos[:to_find]
+        return indices[start + pos], int(pos[-1]) + 1
+    rest = np.flatnonzero(mask[:start])
+    need = to_find - len(pos)
+    cut = n
+    if len(rest) >= need:
+        rest = rest[:need]
+        cut = n - start + int(rest[-1]) + 1
+    return np.concatenate((indices[start + pos], indices[rest])), cut
+
+
+def _position(sorted_indices: np.ndarray, row: int) -> int:
+    """Where ``row`` is in the sorted candidate rows, or -1."""
+    at = int(np.searchsorted(sorted_indices, row))
+    return at if at < len(sorted_indices) and int(sorted_indices[at]) == row else -1
 
 
 def _rotate(a: np.ndarray, start: int) -> np.ndarray:
@@ -389,9 +475,14 @@ class _CycleError(Exception):
 class _Diag(Diagnosis):
     """Diagnosis plus the bookkeeping of lazily computed reasons for batch-rejected nodes."""
 
-    __slots__ = ("feasible_rows", "processed_failures")
+    __slots__ = ("feasible_rows", "node_hint", "nominated_walked_and_failed", "processed_failures", "signature")
 
     def __init__(self) -> None:
         super().__init__()
         self.processed_failures = 0
+        #: Whether the walk processed and rejected the nominated (or hinted) node that failed first.
+        self.nominated_walked_and_failed = False
         self.feasible_rows: np.ndarray | None = None
+        #: OpportunisticBatching: the pod's signature and the node the batch hinted ("" for none).
+        self.signature: PodSignature | None = None
+        self.node_hint = ""

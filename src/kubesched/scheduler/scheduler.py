@@ -9,6 +9,7 @@ import threading
 from kubesched.backend.cache import Cache
 from kubesched.backend.metrics import register as register_queue_and_cache_metrics
 from kubesched.backend.queue import SchedulingQueue
+from kubesched.config.feature_gates import OPPORTUNISTIC_BATCHING, FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import Clock
 from kubesched.framework.cluster import ClusterBackend
@@ -40,8 +41,12 @@ class Scheduler(EventHandlersMixin, ScheduleOneMixin):
         seed: int | None = None,
         tie_break: str = TIE_BREAK_RANDOM,
         metrics: SchedulerMetrics | None = None,
+        feature_gates: FeatureGates | None = None,
     ) -> None:
         self.config = config
+        #: ``--feature-gates`` of the configuration's release (every gate at its default if None).
+        self.feature_gates = feature_gates or FeatureGates(release=str(config.release))
+        batching = self.feature_gates.enabled(OPPORTUNISTIC_BATCHING)
         self.cluster = cluster
         self.clock = clock
         self.rng = random.Random(seed)
@@ -55,7 +60,11 @@ class Scheduler(EventHandlersMixin, ScheduleOneMixin):
         self.handles: dict[str, FrameworkHandle] = {}
         for profile in config.profiles:
             handle = FrameworkHandle(self, profile.scheduler_name)
-            fw = Framework(profile, registry, handle, metrics=self.metrics)
+            fw = Framework(profile, registry, handle, metrics=self.metrics, opportunistic_batching=batching)
+            if batching and config.extenders and fw.signatures_enabled:
+                # Upstream ``computeBatchablePlugins``: a profile with extenders never signs pods.
+                log.info("Disabling signatures for profile %s because it has extenders configured", fw.profile_name)
+                fw.signatures_enabled = False
             handle.framework = fw
             self.frameworks[profile.scheduler_name] = fw
             self.handles[profile.scheduler_name] = handle

@@ -180,6 +180,26 @@ def load_manifests(paths: Iterable[str | Path], *, skip: set[Path] | None = None
     return loader.finish()
 
 
+#: The API group of kube-scheduler's configuration, which a scenario folder may hold.
+SCHEDULER_CONFIG_GROUP = "kubescheduler.config.k8s.io/"
+
+
+def find_scheduler_configs(paths: Iterable[str | Path]) -> list[Path]:
+    """The files among ``paths`` whose first object is a KubeSchedulerConfiguration (any version):
+    a scenario's configuration, never one of its manifests. A file that cannot be read is left to
+    :func:`load_manifests`, which reports it."""
+    found: list[Path] = []
+    for f in iter_manifest_files(paths):
+        try:
+            docs = load_yaml_documents(read_text_file(f))
+        except (YAMLInputError, OSError):
+            continue
+        first = next((d for d in docs if d is not None), None)
+        if isinstance(first, dict) and str(first.get("apiVersion", "")).startswith(SCHEDULER_CONFIG_GROUP):
+            found.append(Path(os.path.realpath(f)))
+    return found
+
+
 def load_file(path: Path) -> list[dict[str, Any]]:
     """The objects of one file, with the checks of :func:`load_manifests` that need no other file."""
     loader = _Loader()

@@ -131,12 +131,24 @@ def print_explain(out: dict[str, Any], console: Console) -> None:
             for p, s in e["filter"].items()
             if s["code"] not in ("Success", "Skip")
         ]
+        if "excluded" in e:
+            failed = [e["excluded"]["message"]]
         filt = _t("; ".join(failed), "red") if failed else Text("passes", style="green")
         scores = ", ".join(f"{p} {s['raw']}→{s['normalized']} (={s['weighted']})" for p, s in e["scores"].items())
         total = "" if e["total"] is None else str(e["total"])
         label = _t(f"{name} ✔", "bold green") if name == out["selected"] else _t(name)
         nodes.add_row(label, filt, _t(scores), total)
     console.print(nodes)
+    if out.get("preScore"):
+        ps = Table(title="PreScore", title_justify="left")
+        ps.add_column("Plugin")
+        ps.add_column("Code")
+        ps.add_column("Message", overflow="fold")
+        for name, st in out["preScore"].items():
+            ps.add_row(_t(name), _color(st["code"]), _t(st["message"]))
+        console.print(ps)
+    if out.get("note"):
+        console.print(_t(out["note"], "dim"))
     if out["selected"]:
         console.print(Text.assemble("Selected node: ", (printable(out["selected"]), "bold green")))
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import rfc3339
 from kubesched.framework.registry import Registry
@@ -136,11 +137,14 @@ def simulate(
     until: float | None = None,
     tie_break: str = TIE_BREAK_RANDOM,
     progress: Progress | None = None,
+    feature_gates: FeatureGates | None = None,
 ) -> SimResult:
     """Schedule ``objects`` from ``start`` until nothing could change or ``until``;
     ``progress(scheduler)`` after each attempt."""
     check_durations(objects.pods)
-    sim = new_simulation(config, registry, start=start, seed=seed, tie_break=tie_break)
+    sim = new_simulation(
+        config, registry, start=start, seed=seed, tie_break=tie_break, feature_gates=feature_gates
+    )
     sim.cluster.load(objects, arrival_time(start))
     sim.run(until=until, progress=progress)
     return collect(sim.scheduler, sim.cluster, start, sim.clock.now())

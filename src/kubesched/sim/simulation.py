@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
+from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
@@ -109,6 +110,7 @@ def new_simulation(
     seed: int | None = ...,
     tie_break: str = ...,
     clock: VirtualClock | None = ...,
+    feature_gates: FeatureGates | None = ...,
 ) -> Simulation[SimCluster]: ...
 
 
@@ -122,6 +124,7 @@ def new_simulation(
     tie_break: str = ...,
     clock: VirtualClock | None = ...,
     cluster_factory: Callable[[VirtualClock], ClusterT],
+    feature_gates: FeatureGates | None = ...,
 ) -> Simulation[ClusterT]: ...
 
 
@@ -134,10 +137,12 @@ def new_simulation(
     tie_break: str = TIE_BREAK_RANDOM,
     clock: VirtualClock | None = None,
     cluster_factory: Callable[[VirtualClock], Any] = SimCluster,
+    feature_gates: FeatureGates | None = None,
 ) -> Simulation[Any]:
     """A virtual clock at ``start`` (or ``clock``), an empty cluster on it and the scheduler.
 
     ``seed`` seeds the scheduler's tie-breaks; None (the Scheduler's default) draws a fresh one.
+    ``feature_gates``: ``--feature-gates`` (every gate at its release's default when None).
 
     The only place a SimCluster is built (tests/sim/test_simulation.py checks it): a caller that
     needs more from the cluster passes a subclass as ``cluster_factory``. Raises FrameworkError
@@ -145,5 +150,7 @@ def new_simulation(
     """
     clock = clock if clock is not None else VirtualClock(start)
     cluster = cluster_factory(clock)
-    sched = Scheduler(config, registry, cluster, clock, seed=seed, tie_break=tie_break)
+    sched = Scheduler(
+        config, registry, cluster, clock, seed=seed, tie_break=tie_break, feature_gates=feature_gates
+    )
     return Simulation(clock, cluster, sched)

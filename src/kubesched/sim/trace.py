@@ -33,6 +33,7 @@ import numpy as np
 from rich.table import Table
 
 from kubesched.config.load import load_config
+from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.registry import Registry
 from kubesched.plugins.gpu import POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
@@ -85,7 +86,9 @@ def typical_pod_args(trace: Trace) -> list[dict[str, Any]]:
     ]
 
 
-def replay_config(policy: str, typical_pods: list[dict[str, Any]], registry: Registry) -> KubeSchedulerConfiguration:
+def replay_config(
+    policy: str, typical_pods: list[dict[str, Any]], registry: Registry, *, release: Release = DEFAULT_RELEASE
+) -> KubeSchedulerConfiguration:
     """One profile: PrioritySort, NodeResourcesFit (PreFilter/Filter), GpuShare, DefaultBinder."""
     raw = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -107,7 +110,7 @@ def replay_config(policy: str, typical_pods: list[dict[str, Any]], registry: Reg
             }}],
         }],
     }
-    return load_config(raw, args_types=registry.args_types())
+    return load_config(raw, args_types=registry.args_types(), release=release)
 
 
 def _registry(arr: Arrival) -> Registry:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -194,6 +195,7 @@ def new_framework(
     registry: Registry | None = None,
     seed: int = 0,
     release: Release | None = None,
+    feature_gates: FeatureGates | None = None,
 ) -> TestFramework:
     """Build a framework from plugin classes/factories (or names), or from a whole configuration.
 
@@ -203,7 +205,8 @@ def new_framework(
     ``spec.nodeName`` are bound; others are queued. ``objects``: any other kinds (Namespaces, ...).
     ``release``: the kube-scheduler release to behave as (``--emulated-version``; default
     :data:`~kubesched.config.releases.DEFAULT_RELEASE`); a KubeSchedulerConfiguration passed in
-    keeps the release it was loaded for.
+    keeps the release it was loaded for. ``feature_gates``: as ``--feature-gates`` (e.g.
+    ``parse_feature_gates(["OpportunisticBatching=false"], "1.37")``); every gate at its default if None.
     """
     reg = registry.copy() if registry is not None else default_registry(entry_points=False)
     rel = release or DEFAULT_RELEASE
@@ -213,7 +216,7 @@ def new_framework(
         config = load_config(plugins, args_types=reg.args_types(), release=rel)
     else:
         config = _profile_config(plugins, args, profile or "default-scheduler", reg, rel)
-    sim = new_simulation(config, reg, start=start, seed=seed, clock=clock)
+    sim = new_simulation(config, reg, start=start, seed=seed, clock=clock, feature_gates=feature_gates)
     cluster = sim.cluster
     for o in objects:
         cluster.create_object(str(o.get("apiVersion", "")), str(o.get("kind", "")), o)

@@ -21,6 +21,7 @@ The per-cycle image counts come from :class:`ImageStateIndex`, refreshed once pe
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -30,8 +31,10 @@ from kubesched.config.releases import (
     IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD,
     IMAGE_LOCALITY_IMAGE_VOLUMES,
 )
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Handle
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -50,6 +53,9 @@ _STATE_KEY = "Score" + names.IMAGE_LOCALITY
 _POD_CACHE_KEY = names.IMAGE_LOCALITY + "/images"
 #: One memo per way of reading the pod (see :func:`pod_images`).
 _POD_CACHE_KEYS = {(v, c): f"{_POD_CACHE_KEY}/{int(v)}{int(c)}" for v in (False, True) for c in (False, True)}
+#: The same by ``PodInfo.spec_key``, for new pods of a spec seen before.
+_BY_SPEC: dict[tuple[bool, bool], dict[str, tuple[list[str], int]]] = {k: {} for k in _POD_CACHE_KEYS}
+_BY_SPEC_MAX = 1024
 
 
 def normalized_image_name(name: str) -> str:
@@ -65,7 +71,13 @@ def pod_images(pod: PodInfo, *, volumes: bool = False, volumes_in_count: bool = 
     ``volumes``: image volumes' references are among the images (v1.36+); ``volumes_in_count``:
     each image volume also counts towards the threshold (v1.37+)."""
     cache_key = _POD_CACHE_KEYS[volumes, volumes_in_count]
-    cached = pod.cache.get(cache_key)
+    cached: tuple[list[str], int] | None = pod.cache.get(cache_key)
+    if cached is not None:
+        return cached
+    # The spec alone decides: new pods of a known spec (and status) reuse its answer.
+    spec_key = pod.spec_key
+    by_spec = _BY_SPEC[volumes, volumes_in_count]
+    cached = by_spec.get(spec_key) if spec_key is not None else None
     if cached is None:
         spec = pod.spec
         inits = [c for c in get_list(spec, "initContainers") if isinstance(c, Mapping)]
@@ -78,7 +90,12 @@ def pod_images(pod: PodInfo, *, volumes: bool = False, volumes_in_count: bool = 
                 if isinstance(image, Mapping):
                     images.append(normalized_image_name(str(image.get("reference") or "")))
                     count += volumes_in_count
-        cached = pod.cache[cache_key] = (images, count)
+        cached = (images, count)
+        if spec_key is not None:
+            if len(by_spec) >= _BY_SPEC_MAX:
+                by_spec.clear()
+            by_spec[spec_key] = cached
+    pod.cache[cache_key] = cached
     return cached
 
 
@@ -131,6 +148,15 @@ class ImageLocality(BatchScorePlugin):
         release = handle.release if handle is not None else DEFAULT_RELEASE
         self._volumes = release.has(IMAGE_LOCALITY_IMAGE_VOLUMES)
         self._volumes_in_count = release.has(IMAGE_LOCALITY_IMAGE_VOLUME_THRESHOLD)
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its score depends on the containers' images (upstream signs the containers' and init
+        containers' images only, in every release)."""
+        names = [normalized_image_name(str(c.get("image") or "")) for c in sign.containers(pod)]
+        return [SignFragment(sign.IMAGE_NAMES_SIGNER, sign.images(names))], None
 
     def _pod_images(self, pod: PodInfo) -> tuple[list[str], int]:
         return pod_images(pod, volumes=self._volumes, volumes_in_count=self._volumes_in_count)

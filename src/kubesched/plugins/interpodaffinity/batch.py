@@ -97,6 +97,11 @@ class ExistingTerms:
             arr = self.arrays[g] = np.zeros(n, dtype=np.int64)
         return arr
 
+    def carried(self, kind: str) -> bool:
+        """Whether some pod on some row carries a ``kind`` term (else :meth:`matching` is empty
+        for every pod, whatever its namespace labels)."""
+        return any(k == kind and arr.any() for (k, _, _), arr in self.arrays.items())
+
     def matching(self, kind: str, pod: PodInfo, ns_labels: Mapping[str, str]) -> list[tuple[AffinityTerm, int, I64]]:
         """(term, weight, per-row count) of the ``kind`` terms that ``pod`` matches, where some pod has them."""
         out = []

@@ -25,6 +25,7 @@ from kubesched.config.releases import (
     V1_36,
     Release,
 )
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import (
@@ -39,6 +40,7 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
 )
 from kubesched.framework.lazy_state import filter_by_batch_mask
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, PreFilterResult, pod_uid
@@ -119,6 +121,16 @@ class InterPodAffinity(
         self._existing = ExistingTerms()
         self._incoming = IncomingIndex()
 
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """A pod with (anti-)affinity depends on other pods' places: not signable. Otherwise its
+        labels matter (other pods' terms may select it), unless existing pods' preferred terms
+        are ignored (``ignorePreferredTermsOfExistingPods``)."""
+        if pod.has_affinity:
+            return [], Status(Code.UNSCHEDULABLE, "pods with InterPodAffinity are not signable")
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return [], None
+        return [SignFragment(sign.LABELS_SIGNER, dict(pod.labels))], None
+
     def _snapshot(self) -> Snapshot:
         return self.handle.snapshot_shared_lister()
 
@@ -132,6 +144,12 @@ class InterPodAffinity(
         if terms.error:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
         snapshot = self._snapshot()
+        if not terms.required_affinity and not terms.required_anti_affinity:
+            # Upstream's Skip below, decided without the namespaces when no existing pod carries a
+            # required anti-affinity term at all (about 8 µs a pod without affinity).
+            self._existing.refresh(snapshot)
+            if not self._existing.carried(ANTI):
+                return None, Status(Code.SKIP)
         namespaces = namespace_index(state, self.handle)
         affinity = tuple(_unroll(t, namespaces) for t in terms.required_affinity)
         anti_affinity = tuple(_unroll(t, namespaces) for t in terms.required_anti_affinity)
@@ -217,11 +235,17 @@ class InterPodAffinity(
         terms = pod_affinity_terms(pod)
         if terms.error:
             return Status(Code.ERROR, f"failed to parse pod: {terms.error}")
+        hard = self.args.hard_pod_affinity_weight
+        if not has_constraints:
+            # Only existing pods' terms could score: Skip below, decided without the namespaces
+            # when no pod carries a preferred term (or, with a hard weight, a required affinity one).
+            self._existing.refresh(snapshot)
+            if not self._existing.carried(PREFERRED) and not (hard > 0 and self._existing.carried(AFFINITY)):
+                return Status(Code.SKIP)
         namespaces = namespace_index(state, self.handle)
         preferred = _unroll_weighted(terms.preferred_affinity, namespaces)
         preferred_anti = _unroll_weighted(terms.preferred_anti_affinity, namespaces)
         ns_labels = namespaces.labels_of(pod.namespace)
-        hard = self.args.hard_pod_affinity_weight
         self._existing.refresh(snapshot)
         existing = self._existing.matching(PREFERRED, pod, ns_labels)
         if hard > 0:

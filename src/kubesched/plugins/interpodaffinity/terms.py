@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from kubesched.api.errors import InvalidObjectError
@@ -49,6 +49,16 @@ class AffinityTerm:
     topology_key: str
     #: ``labels.Nothing()`` when the term has no namespaceSelector.
     namespace_selector: Selector
+    #: The hash of the fields, computed once: terms key the per-row counts of every node that
+    #: changed, each cycle (batch.py), and hashing the selectors each time was most of that.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fields_ = (self.namespaces, self.selector, self.topology_key, self.namespace_selector)
+        object.__setattr__(self, "_hash", hash(fields_))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def matches(self, pod: PodInfo, ns_labels: Mapping[str, str] | None) -> bool:
         """Upstream ``AffinityTerm.Matches``: namespace listed or namespace labels selected, then labels."""
@@ -150,9 +160,26 @@ def pod_affinity_terms(pod: PodInfo) -> PodAffinityTerms:
     cached = pod.cache.get(names.INTER_POD_AFFINITY)
     if isinstance(cached, PodAffinityTerms):
         return cached
-    terms = parse_pod_affinity_terms(pod.namespace, pod.affinity) if pod.has_affinity else _NO_TERMS
+    if not pod.has_affinity:
+        terms = _NO_TERMS
+    else:
+        # The parse reads the namespace and the spec: new pods of a known spec reuse it.
+        key = (pod.namespace, pod.spec_key) if pod.spec_key is not None else None
+        found = _by_spec.get(key) if key is not None else None
+        if found is None:
+            found = parse_pod_affinity_terms(pod.namespace, pod.affinity)
+            if key is not None:
+                if len(_by_spec) >= _BY_SPEC_MAX:
+                    _by_spec.clear()
+                _by_spec[key] = found
+        terms = found
     pod.cache[names.INTER_POD_AFFINITY] = terms
     return terms
+
+
+#: Parsed terms by (namespace, ``PodInfo.spec_key``).
+_by_spec: dict[tuple[str, str], PodAffinityTerms] = {}
+_BY_SPEC_MAX = 1024
 
 
 def apply_match_label_keys(pod: _Pod) -> _Pod:

@@ -10,7 +10,7 @@ its preferred terms add to every pod's score.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, cast
+from typing import ClassVar, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +18,7 @@ import numpy.typing as npt
 from kubesched.api.errors import InvalidObjectError, raise_if_any
 from kubesched.api.nodeaffinity import NodeSelector, PreferredSchedulingTerms, RequiredNodeAffinity
 from kubesched.config.plugin_args import NodeAffinityArgs
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -36,6 +37,7 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     ScoreExtensions,
 )
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, JSONValue, NodeInfo, NodeScore, PodInfo, PreFilterResult
@@ -173,6 +175,17 @@ class NodeAffinity(
                     ) from err
 
     # -- PreFilter / Filter -----------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend on the pod's node affinity and node selector (OpportunisticBatching)."""
+        selector = pod.spec.get("nodeSelector")
+        return [
+            SignFragment(sign.NODE_AFFINITY_SIGNER, sign.node_affinity(pod)),
+            SignFragment(sign.NODE_SELECTOR_SIGNER, selector if isinstance(selector, Mapping) else None),
+        ], None
+
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:

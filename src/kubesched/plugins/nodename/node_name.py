@@ -12,14 +12,17 @@ constructing :class:`NodeName` with a v1.37 handle builds a :class:`NodeNameWith
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.config.releases import NODE_NAME_PRE_FILTER
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle, PreFilterPlugin
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
@@ -37,6 +40,13 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
 class NodeName(EnqueueExtensions, BatchFilterPlugin):
     name = names.NODE_NAME
     args_type = None
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on ``spec.nodeName`` (OpportunisticBatching)."""
+        return [SignFragment(sign.NODE_NAME_SIGNER, pod.node_name)], None
 
     def __new__(cls, args: object = None, handle: Handle | None = None) -> NodeName:
         # The registry's factory is this class; the release picks which class it builds.

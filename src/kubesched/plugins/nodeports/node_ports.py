@@ -10,7 +10,12 @@ protocol and port.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
@@ -19,7 +24,10 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin
+from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle, PreFilterPlugin
+from kubesched.framework.node_columns import per_port_set
+from kubesched.framework.signature import SignFragment
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import HostPortInfo, JSONObj, NodeInfo, PodInfo, PreFilterResult, spec
 from kubesched.plugins import names
@@ -30,6 +38,8 @@ PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_PORTS
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
 HostPort = tuple[str, str, int]
+#: A pod's verdicts per interned port set, in its cache.
+_BATCH_CACHE_KEY = names.NODE_PORTS + "/batch"
 
 
 class _PreFilterState:
@@ -53,12 +63,19 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
     return fits_ports(pod.host_ports, node_info.used_ports)
 
 
-class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
+class NodePorts(EnqueueExtensions, PreFilterPlugin, BatchFilterPlugin):
     name = names.NODE_PORTS
     args_type = None
 
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's host ports (OpportunisticBatching)."""
+        return [SignFragment(sign.HOST_PORTS_SIGNER, sign.host_ports(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -79,6 +96,23 @@ class NodePorts(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
         if not fits_ports(s.ports, node_info.used_ports):
             return Status(Code.UNSCHEDULABLE, ERR_REASON)
         return None
+
+    def filter_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_] | None:
+        """Each distinct set of ports in use is checked once per pod (the replicas of one
+        Deployment leave one set on every node they hold), then looked up per node; None when no
+        node has a host port in use."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            raise StateNotFoundError(f"reading {PRE_FILTER_STATE_KEY!r} from cycleState")
+        t = snapshot.table
+        if not t.ports_count:
+            return None
+        want = s.ports
+        ok = per_port_set(pod.cache, _BATCH_CACHE_KEY, lambda used: fits_ports(want, used))
+        out: npt.NDArray[np.bool_] = ok[t.take(t.ports_id, indices)]
+        return out
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [

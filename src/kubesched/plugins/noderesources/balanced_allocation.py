@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +28,11 @@ import numpy.typing as npt
 from kubesched.config.errors import ConfigError
 from kubesched.config.plugin_args import NodeResourcesBalancedAllocationArgs
 from kubesched.config.releases import BALANCED_ALLOCATION_WITH_AND_WITHOUT_POD, DEFAULT_RELEASE
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Handle, PreScorePlugin
+from kubesched.framework.row_scores import RowScores
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -164,6 +168,16 @@ class BalancedAllocation(PreScorePlugin, BatchScorePlugin):
             use_requested=True,
             dense_scorer=balanced_resource_dense_scorer,
         )
+        self._rows = RowScores()
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses
+        pods whose extended resources DRA would provide (v1.36+); kubesched has no DRA
+        extended resources, so every pod is signed."""
+        return [SignFragment(sign.RESOURCES_SIGNER, sign.resources(pod))], None
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)
@@ -187,14 +201,9 @@ class BalancedAllocation(PreScorePlugin, BatchScorePlugin):
         if requests is None:
             return 0, None
         try:
-            if not self.score_change:
-                return self.scorer.score(node_info, requests), None
-            requested, allocated, allocatable = self.scorer.node_allocatable_request(node_info, requests)
+            return self._one(node_info, requests), None
         except ResourcesNotFoundError as err:
             return 0, Status(Code.ERROR, str(err))
-        with_pod = balanced_resource_scorer(requested, allocatable)
-        without_pod = balanced_resource_scorer(allocated, allocatable)
-        return balance_change_score(with_pod, without_pod), None
 
     def score_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
@@ -202,9 +211,27 @@ class BalancedAllocation(PreScorePlugin, BatchScorePlugin):
         requests = self._pod_requests(state, pod)
         if requests is None:
             return np.zeros(len(indices), dtype=np.int64)
+        # A node's score depends on the pod's requests and the node's row only: kept per row
+        # across cycles (framework/row_scores.py).
+        return self._rows.scores(
+            snapshot, indices, tuple(requests),
+            lambda rows: self._batch(snapshot, rows, requests),
+            lambda ni: self._one(ni, requests),
+        )  # fmt: skip
+
+    def _batch(self, snapshot: Snapshot, indices: npt.NDArray[np.intp], requests: list[int]) -> I64:
         if not self.score_change:
             return self.scorer.score_batch(snapshot.table, indices, requests)
         return self._score_change_batch(snapshot, indices, requests)
+
+    def _one(self, node_info: NodeInfo, requests: list[int]) -> int:
+        """:meth:`score` of one node for a pod requesting something; ResourcesNotFoundError raised."""
+        if not self.score_change:
+            return self.scorer.score(node_info, requests)
+        requested, allocated, allocatable = self.scorer.node_allocatable_request(node_info, requests)
+        with_pod = balanced_resource_scorer(requested, allocatable)
+        without_pod = balanced_resource_scorer(allocated, allocatable)
+        return balance_change_score(with_pod, without_pod)
 
     def _score_change_batch(self, snapshot: Snapshot, indices: npt.NDArray[np.intp], requests: list[int]) -> I64:
         """The v1.36+ score over the node table: both balances by the v1.35 batch scorers (in the

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,7 @@ from kubesched.config.plugin_args import (
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesFitArgs,
 )
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interfaces import (
@@ -34,6 +36,8 @@ from kubesched.framework.interfaces import (
     PreFilterPlugin,
     PreScorePlugin,
 )
+from kubesched.framework.row_scores import RowScores
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
@@ -102,10 +106,21 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         if errs:
             raise ConfigError(errs)
         self.scorer = build_scorer(self.args)
+        self._rows = RowScores()
+        self._fits = RowScores(dtype=np.bool_)
         self.ignored_resources = set(self.args.ignored_resources)
         self.ignored_resource_groups = set(self.args.ignored_resource_groups)
 
     # -- PreFilter --------------------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses
+        pods whose extended resources DRA would provide (v1.36+); kubesched has no DRA
+        extended resources, so every pod is signed."""
+        return [SignFragment(sign.RESOURCES_SIGNER, sign.resources(pod))], None
+
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
@@ -135,7 +150,21 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
     def filter_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> npt.NDArray[np.bool_]:
+        # A node's verdict depends on the pod's requests and the node's row only: kept per row
+        # across cycles (framework/row_scores.py), instead of comparing every row every cycle
+        # (about 10 -> 3 µs at 5000 nodes).
         req = self._request(state, pod)
+        key = (req.milli_cpu, req.memory, req.ephemeral_storage, tuple(req.scalar_resources.items()))
+        ignored, groups = self.ignored_resources, self.ignored_resource_groups
+        fits: npt.NDArray[np.bool_] = self._fits.scores(
+            snapshot, indices, key,
+            lambda rows: self._filter_rows(req, snapshot, rows),
+            lambda ni: not fits_request(req, ni, ignored, groups),
+        )  # fmt: skip
+        return fits
+
+    def _filter_rows(self, req: Resource, snapshot: Snapshot, indices: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+        """The batch form: whether each row of ``indices`` has room for ``req``."""
         t = snapshot.table
         take = t.take
         ok: npt.NDArray[np.bool_] = take(t.free_pods, indices) >= 1
@@ -241,7 +270,15 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
     def score_batch(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
     ) -> I64:
-        return self.scorer.score_batch(snapshot.table, indices, self._pod_requests(state, pod))
+        # A node's score depends on the pod's requests and the node's row only: kept per row
+        # across cycles (framework/row_scores.py).
+        requests = self._pod_requests(state, pod)
+        scorer = self.scorer
+        return self._rows.scores(
+            snapshot, indices, tuple(requests),
+            lambda rows: scorer.score_batch(snapshot.table, rows, requests),
+            lambda ni: scorer.score(ni, requests),
+        )  # fmt: skip
 
     def score_extensions(self) -> None:
         return None

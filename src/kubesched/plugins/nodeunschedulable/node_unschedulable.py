@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.taints import NO_SCHEDULE, tolerations_tolerate_taint
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -19,6 +21,7 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, Handle
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, pod_uid, spec
@@ -43,6 +46,13 @@ class NodeUnschedulable(EnqueueExtensions, BatchFilterPlugin):
 
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         pass
+
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's tolerations (OpportunisticBatching)."""
+        return [SignFragment(sign.TOLERATIONS_SIGNER, sign.tolerations(pod))], None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         if not node_info.unschedulable:

@@ -11,7 +11,7 @@ The NodeInclusionPolicy and MatchLabelKeys gates are GA/on in v1.35 and always h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,7 @@ import numpy.typing as npt
 from kubesched.api.errors import InvalidObjectError
 from kubesched.config.plugin_args import PodTopologySpreadArgs
 from kubesched.config.releases import DEFAULT_RELEASE, HINTS_COUNT_NOMINATED_PODS, SPLIT_POD_EVENTS
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interfaces import (
@@ -32,6 +33,7 @@ from kubesched.framework.interfaces import (
     ScorePlugin,
 )
 from kubesched.framework.lazy_state import filter_by_batch_mask
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, JSONValue, NodeInfo, NodeScore, PodInfo, PreFilterResult
@@ -101,6 +103,18 @@ class PodTopologySpread(
     # ------------------------------------------------------------------------------------------
     # constraints
     # ------------------------------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Spreading depends on where other pods are, so a pod with constraints, its own or the
+        defaults (the system defaults of the default profile included), cannot be signed."""
+        if sign.get_list(pod.spec, "topologySpreadConstraints"):
+            return [], Status(Code.UNSCHEDULABLE, "pods with topology constraints are not signable")
+        if self.default_constraints:
+            return [], Status(Code.UNSCHEDULABLE, "pods with default topology constraints are not signable")
+        return [], None
+
     @staticmethod
     def _explicit(pod: PodInfo) -> _Constraints:
         """The pod's own (hard, soft) constraints, parsed once per PodInfo."""

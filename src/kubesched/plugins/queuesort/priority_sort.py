@@ -17,3 +17,9 @@ class PrioritySort(QueueSortPlugin):
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         p1, p2 = a.pod_info.priority, b.pod_info.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    @staticmethod
+    def sort_key(qpi: QueuedPodInfo) -> tuple[int, float]:
+        """``less(a, b) == sort_key(a) < sort_key(b)``: the queue compares these tuples instead of
+        calling ``less`` (backend/queue.py ``_sort_key_of``)."""
+        return -qpi.pod_info.priority, qpi.timestamp

@@ -11,7 +11,7 @@ NormalizeScore reverses the default normalisation so a node with none scores 100
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeAlias
+from typing import ClassVar, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ from kubesched.api.taints import (
     find_matching_untolerated_taint,
     tolerations_tolerate_taint,
 )
+from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -41,6 +42,7 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
 )
 from kubesched.framework.node_columns import per_taint_set
+from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, NodeScore, PodInfo, pod_uid, spec
@@ -108,6 +110,13 @@ class TaintToleration(EnqueueExtensions, BatchFilterPlugin, PreScorePlugin, Batc
         self.handle = handle
 
     # -- Filter -----------------------------------------------------------------------------------
+    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Its results depend only on the pod's tolerations (OpportunisticBatching)."""
+        return [SignFragment(sign.TOLERATIONS_SIGNER, sign.tolerations(pod))], None
+
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         taint = find_matching_untolerated_taint(node_info.taints, pod.tolerations, do_not_schedule_taints_filter)
         if taint is None:
