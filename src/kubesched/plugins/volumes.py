@@ -30,7 +30,6 @@ from typing import ClassVar
 
 from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
 from kubesched.config.releases import DEFAULT_RELEASE, NO_DRA_DEALLOCATE_REASON
-from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interfaces import (
@@ -49,6 +48,7 @@ from kubesched.framework.signature import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
 from kubesched.plugins import names
+from kubesched.plugins.helper.volumes_signer import VolumesSigner
 
 __all__ = [
     "DynamicResources",
@@ -87,7 +87,7 @@ def _unsupported_volumes(plugin: str) -> Status:
     )
 
 
-class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
+class _VolumeStandIn(VolumesSigner, EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     """PreFilter + Filter: Skip pods without claimed volumes, reject the others."""
 
     name = ""
@@ -96,14 +96,6 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.args = args
         self.handle = handle
-
-    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
-    signs_by_spec: ClassVar[bool] = True
-
-    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
-        """Upstream's volume plugins depend only on the pod's volumes other than ConfigMaps and
-        Secrets (OpportunisticBatching)."""
-        return [SignFragment(sign.VOLUMES_SIGNER, sign.volumes(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

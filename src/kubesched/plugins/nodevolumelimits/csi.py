@@ -52,6 +52,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 from kubesched.plugins.helper.storage_listers import StorageListers, volumes_of
+from kubesched.plugins.helper.volumes_signer import VolumesSigner
 from kubesched.plugins.jsonview import as_object, require_object
 
 __all__ = [
@@ -99,7 +100,7 @@ class _LookupError(Exception):
         self.status = status
 
 
-class NodeVolumeLimits(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
+class NodeVolumeLimits(VolumesSigner, EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     name = names.NODE_VOLUME_LIMITS
     args_type = None
 

@@ -33,6 +33,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 from kubesched.plugins.helper.storage_listers import StorageListers, volumes_of
+from kubesched.plugins.helper.volumes_signer import VolumesSigner
 from kubesched.plugins.jsonview import require_object
 
 __all__ = [
@@ -131,7 +132,7 @@ def _state_error() -> Status:
     return Status.as_status(RuntimeError(f'cannot read "{PRE_FILTER_STATE_KEY}" from cycleState'))
 
 
-class VolumeRestrictions(EnqueueExtensions, PreFilterPlugin, PreFilterExtensions, FilterPlugin):
+class VolumeRestrictions(VolumesSigner, EnqueueExtensions, PreFilterPlugin, PreFilterExtensions, FilterPlugin):
     name = names.VOLUME_RESTRICTIONS
     args_type = None
 

@@ -31,6 +31,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 from kubesched.plugins.helper.storage_listers import StorageListers, volumes_of
+from kubesched.plugins.helper.volumes_signer import VolumesSigner
 from kubesched.plugins.jsonview import as_object, require_object
 
 __all__ = [
@@ -90,7 +91,7 @@ def _claim_names(pod: JSONObj) -> list[str]:
     return [v.claim_name for v in pod_volumes(pod) if v.is_pvc]
 
 
-class VolumeZone(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
+class VolumeZone(VolumesSigner, EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     name = names.VOLUME_ZONE
     args_type = None
 
