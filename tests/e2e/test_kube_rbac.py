@@ -305,9 +305,16 @@ def _covered(rule: dict[str, Any], group: str, resource: str, verb: str, name: s
 
 def test_default_role_is_within_kube_schedulers(api: Api, deployed: Deployed) -> None:
     """Every (group, resource, verb) of deploy/rbac.yaml is granted to kube-scheduler by the real
-    API server's bootstrap policy, except BEYOND_UPSTREAM; our Lease stands for kube-scheduler's
+    API server's bootstrap policy (system:kube-scheduler and system:volume-scheduler, both bound to
+    the user system:kube-scheduler), except BEYOND_UPSTREAM; our Lease stands for kube-scheduler's
     (same verbs, our own name and namespace)."""
     upstream = api.ok(api.c.get(f"{RBAC}/clusterroles/system:kube-scheduler"))["rules"]
+    # Upstream binds system:volume-scheduler to the scheduler too (storage classes; PV and PVC updates).
+    volume_binding = api.ok(api.c.get(f"{RBAC}/clusterrolebindings/system:volume-scheduler"))
+    assert {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "system:kube-scheduler"} in volume_binding[
+        "subjects"
+    ]
+    upstream = [*upstream, *api.ok(api.c.get(f"{RBAC}/clusterroles/system:volume-scheduler"))["rules"]]
     lease_role = api.ok(api.c.get(f"{RBAC}/namespaces/kube-system/roles/system::leader-locking-kube-scheduler"))
     ca_reader = api.ok(api.c.get(f"{RBAC}/namespaces/kube-system/roles/extension-apiserver-authentication-reader"))
     # Upstream binds the same client-CA reader Role to kube-scheduler.

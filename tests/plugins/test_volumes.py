@@ -1,9 +1,11 @@
-"""The volume and DRA stand-ins (kubesched.plugins.volumes): no-ops for pods without claimed
-volumes or resource claims, an UnschedulableAndUnresolvable PreFilter for pods with them, and the
-default profile's plugins building at upstream's extension points.
+"""The volume and DRA stand-ins (kubesched.plugins.volumes: VolumeBinding, DynamicResources):
+no-ops for pods without claimed volumes or resource claims, an UnschedulableAndUnresolvable
+PreFilter for pods with them, and the default profile's plugins (VolumeZone, VolumeRestrictions
+and NodeVolumeLimits included) building at upstream's extension points.
 
-Hand-written: upstream's volumebinding/volumerestrictions/volumezone/nodevolumelimits/
-dynamicresources tests exercise behaviour these stand-ins deliberately do not implement. The
+Hand-written: upstream's volumebinding/dynamicresources tests exercise behaviour these stand-ins
+deliberately do not implement (the upstream tables of the real plugins are in test_volume_zone.py,
+test_volume_restrictions.py and test_node_volume_limits.py). The
 extension points and weights follow pkg/scheduler/apis/config/testing/defaults/defaults.go
 (ExpandedPluginsV1).
 """
@@ -24,18 +26,12 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.plugins.volumes import (
-    DynamicResources,
-    NodeVolumeLimits,
-    VolumeBinding,
-    VolumeRestrictions,
-    VolumeZone,
-)
+from kubesched.plugins.volumes import DynamicResources, VolumeBinding
 from kubesched.testing import make_node as make_node_builder
 from kubesched.testing import make_pod as make_pod_builder
 from kubesched.testing import new_framework
 
-VOLUME_PLUGINS = [VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits]
+VOLUME_PLUGINS = [VolumeBinding]
 PVC = {"name": "data", "persistentVolumeClaim": {"claimName": "c"}}
 EPHEMERAL = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
 EMPTY_DIR = {"name": "tmp", "emptyDir": {}}

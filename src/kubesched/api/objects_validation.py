@@ -36,7 +36,7 @@ from kubesched.api.nodeaffinity import NodeSelector, PreferredSchedulingTerms
 from kubesched.api.quantity import QuantityError, nano_value
 from kubesched.api.resources import CPU, compute_pod_resources, is_extended_resource_name
 
-__all__ = ["validate_node", "validate_pod"]
+__all__ = ["validate_node", "validate_pod", "validate_volume_source"]
 
 _INT64_MAX = (1 << 63) - 1
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -328,6 +328,50 @@ def _topology_spread(c: _Checker, value: Any, path: str) -> None:
         _label_selector(c, tsc.get("labelSelector"), f"{p}.labelSelector")
 
 
+def _source_strings(c: _Checker, source: Mapping[str, Any], path: str, keys: tuple[str, ...]) -> None:
+    for key in keys:
+        c.string(source.get(key), f"{path}.{key}")
+
+
+def validate_volume_source(c: _Checker, volume: Mapping[str, Any], path: str) -> None:
+    """The inline and persistent sources the volume plugins compare or count (shared with pods' volumes)."""
+    gce = c.mapping(volume.get("gcePersistentDisk"), f"{path}.gcePersistentDisk")
+    if gce:
+        _source_strings(c, gce, f"{path}.gcePersistentDisk", ("pdName", "fsType"))
+        c.boolean(gce.get("readOnly"), f"{path}.gcePersistentDisk.readOnly")
+    aws = c.mapping(volume.get("awsElasticBlockStore"), f"{path}.awsElasticBlockStore")
+    if aws:
+        _source_strings(c, aws, f"{path}.awsElasticBlockStore", ("volumeID", "fsType"))
+    iscsi = c.mapping(volume.get("iscsi"), f"{path}.iscsi")
+    if iscsi:
+        _source_strings(c, iscsi, f"{path}.iscsi", ("iqn", "targetPortal"))
+        c.boolean(iscsi.get("readOnly"), f"{path}.iscsi.readOnly")
+    rbd = c.mapping(volume.get("rbd"), f"{path}.rbd")
+    if rbd:
+        c.string_list(rbd.get("monitors"), f"{path}.rbd.monitors")
+        _source_strings(c, rbd, f"{path}.rbd", ("pool", "image"))
+        c.boolean(rbd.get("readOnly"), f"{path}.rbd.readOnly")
+    csi = c.mapping(volume.get("csi"), f"{path}.csi")
+    if csi:
+        _source_strings(c, csi, f"{path}.csi", ("driver", "volumeHandle"))
+
+
+def _volumes(c: _Checker, value: Any, path: str) -> None:
+    """The pod's volumes: a name and the sources the volume plugins read."""
+    for i, vol in enumerate(c.items(value, path) or ()):
+        p = f"{path}[{i}]"
+        v = c.mapping(vol, p)
+        if v is None:
+            continue
+        c.string(v.get("name"), f"{p}.name")
+        pvc = c.mapping(v.get("persistentVolumeClaim"), f"{p}.persistentVolumeClaim")
+        if pvc:
+            c.string(pvc.get("claimName"), f"{p}.persistentVolumeClaim.claimName")
+            c.boolean(pvc.get("readOnly"), f"{p}.persistentVolumeClaim.readOnly")
+        c.mapping(v.get("ephemeral"), f"{p}.ephemeral")
+        validate_volume_source(c, v, p)
+
+
 def _metadata(c: _Checker, obj: Mapping[str, Any], *, namespaced: bool) -> None:
     meta = c.mapping(obj.get("metadata"), "metadata")
     if meta is None:
@@ -420,6 +464,7 @@ def _pod_spec_problems(pod: Mapping[str, Any]) -> list[str]:
     _tolerations(c, spec.get("tolerations"), "spec.tolerations")
     _affinity(c, spec.get("affinity"), "spec.affinity")
     _topology_spread(c, spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")
+    _volumes(c, spec.get("volumes"), "spec.volumes")
     for i, gate in enumerate(c.items(spec.get("schedulingGates"), "spec.schedulingGates") or ()):
         g = c.mapping(gate, f"spec.schedulingGates[{i}]")
         if g is not None:

@@ -176,6 +176,14 @@ DRA_FILTER_TIMEOUT_IS_ERROR = Change(
     "a DynamicResources Filter timeout is an Error of the cycle, not an Unschedulable node",
     where="n/a: pods with ResourceClaims are rejected at PreFilter until DRA lands (issue 18)",
 )
+PORTWORX_MIGRATION_WITHOUT_ANNOTATION = Change(
+    "PortworxMigrationWithoutAnnotation",
+    V1_36,
+    "framework/plugins/nodevolumelimits/utils.go isCSIMigrationOn (gate CSIMigrationPortworx removed)",
+    "NodeVolumeLimits counts Portworx volumes as migrated to CSI on every node with a CSINode, not only "
+    "on nodes whose storage.alpha.kubernetes.io/migrated-plugins annotation names the plugin",
+    where="plugins/nodevolumelimits/csi.py (_csi_migration_on)",
+)
 QUEUE_SIGNS_PODS = Change(
     "QueueSignsPods",
     V1_36,
@@ -228,7 +236,8 @@ SPLIT_POD_EVENTS = Change(
     "pod events are AssignedPod, UnscheduledPod (was UnschedulablePod) and TargetPod (the pod's own "
     "updates); the event labels of the metrics change with them",
     where="framework/events.py (pod_scheduling_properties_change, event_label), scheduler/eventhandlers.py, "
-    "backend/queue.py, plugins/interpodaffinity/plugin.py, plugins/podtopologyspread/plugin.py (events_to_register)",
+    "backend/queue.py, plugins/interpodaffinity/plugin.py, plugins/podtopologyspread/plugin.py, "
+    "plugins/volumerestrictions/volume_restrictions.py, plugins/nodevolumelimits/csi.py (events_to_register)",
 )
 NODE_DECLARED_FEATURE_VOLUME_BIND_MOUNT_OPTIONS = Change(
     "NodeDeclaredFeatureVolumeBindMountOptions",
@@ -276,6 +285,14 @@ NOMINATOR_EMPTY_OVERRIDE_CLEARS = Change(
     where="n/a: v1.35.4 files an empty override under node '' but nothing asks the nominator about node ''; "
     "kubesched's add_nominated_pod clears it (tests/backend/test_nominator_empty_override.py)",
 )
+VOLUME_LIMIT_SCALING = Change(
+    "VolumeLimitScaling",
+    V1_37,
+    "framework/plugins/nodevolumelimits/csi.go checkCSIDriverOnNode (gate VolumeLimitScaling beta, on from 1.37)",
+    "NodeVolumeLimits rejects a node without the pod's CSI driver when its CSIDriver sets "
+    "preventPodSchedulingIfMissing: '<driver> CSI driver is not installed on the node'",
+    where="plugins/nodevolumelimits/csi.py (filter, _driver_installed)",
+)
 BATCH_RESCORES_HINTED_NODE = Change(
     "BatchRescoresHintedNode",
     V1_37,
@@ -301,6 +318,7 @@ CHANGES: tuple[Change, ...] = (
     FAILURE_HANDLER_REPORTS_CACHED_POD,
     POD_SCHEDULED_AFTER_FLUSH_METRIC,
     DRA_FILTER_TIMEOUT_IS_ERROR,
+    PORTWORX_MIGRATION_WITHOUT_ANNOTATION,
     QUEUE_SIGNS_PODS,
     NODE_NAME_BEFORE_NODE_UNSCHEDULABLE,
     NODE_NAME_PRE_FILTER,
@@ -313,6 +331,7 @@ CHANGES: tuple[Change, ...] = (
     INTER_POD_AFFINITY_HINT_ANY_TERM,
     BIND_RETRIES,
     NOMINATOR_EMPTY_OVERRIDE_CLEARS,
+    VOLUME_LIMIT_SCALING,
     BATCH_RESCORES_HINTED_NODE,
 )
 

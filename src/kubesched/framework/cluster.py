@@ -84,6 +84,10 @@ class ClusterBackend(Protocol):
 
     def list_objects(self, api_version: str, kind: str) -> list[dict[str, Any]]: ...
 
+    def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """One object by namespace ("" for cluster-scoped kinds) and name, None when absent."""
+        ...
+
     def update_object_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> None: ...
 
     def submit(self, fn: Callable[[], None]) -> None:

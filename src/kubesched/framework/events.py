@@ -66,6 +66,15 @@ class EventResource(enum.StrEnum):
     NAMESPACE = "Namespace"
     PRIORITY_CLASS = "PriorityClass"
     POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
+    #: Storage kinds, named as upstream names them (``storage.k8s.io/`` for that group's kinds),
+    #: which is also how the metrics label their events (``storage.k8s.io/StorageClassAdd``).
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    CSI_NODE = "storage.k8s.io/CSINode"
+    CSI_DRIVER = "storage.k8s.io/CSIDriver"
+    VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
+    CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
+    STORAGE_CLASS = "storage.k8s.io/StorageClass"
     #: Custom resources our plugins read (ElasticQuota, PodGroup, NodeResourceTopology...).
     CUSTOM = "Custom"
     #: A timer owned by a plugin fired (for example a transfer window opened).
@@ -126,6 +135,33 @@ QueueingHintFn = Callable[[Mapping[str, Any], Any, Any], QueueingHint]
 class ClusterEventWithHint:
     event: ClusterEvent
     hint: QueueingHintFn | None = None
+
+
+#: The EventResource of each kind delivered as an object event (``EventHandlers.on_object_event``);
+#: other kinds are ``CUSTOM``, labelled with their kind.
+OBJECT_EVENT_RESOURCES: dict[str, EventResource] = {
+    "Namespace": EventResource.NAMESPACE,
+    "PriorityClass": EventResource.PRIORITY_CLASS,
+    "PodDisruptionBudget": EventResource.POD_DISRUPTION_BUDGET,
+    "PersistentVolume": EventResource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
+    "CSINode": EventResource.CSI_NODE,
+    "CSIDriver": EventResource.CSI_DRIVER,
+    "VolumeAttachment": EventResource.VOLUME_ATTACHMENT,
+    "CSIStorageCapacity": EventResource.CSI_STORAGE_CAPACITY,
+    "StorageClass": EventResource.STORAGE_CLASS,
+}
+#: The storage kinds among them: their events carry no label, so they read as upstream's
+#: ``Resource+Action`` (``PersistentVolumeClaimAdd``).
+_UNLABELLED_RESOURCES = frozenset(OBJECT_EVENT_RESOURCES[k] for k in (
+    "PersistentVolume", "PersistentVolumeClaim", "CSINode", "CSIDriver", "VolumeAttachment", "CSIStorageCapacity",
+    "StorageClass"))
+
+
+def object_event(kind: str, action: ActionType) -> ClusterEvent:
+    """The cluster event of an object of ``kind`` added, updated or deleted."""
+    resource = OBJECT_EVENT_RESOURCES.get(kind, EventResource.CUSTOM)
+    return ClusterEvent(resource, action, "" if resource in _UNLABELLED_RESOURCES else kind)
 
 
 # Events the framework itself raises.

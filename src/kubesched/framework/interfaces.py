@@ -383,6 +383,11 @@ class ClusterClient(Protocol):
 
     def list_objects(self, api_version: str, kind: str) -> Sequence[JSONObj]: ...
 
+    def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> JSONObj | None:
+        """One object from the informer's store (upstream's listers' ``Get``), None when there is
+        none; ``namespace`` is "" for cluster-scoped kinds."""
+        ...
+
     def update_object_status(self, obj: JSONObj, status: JSONObj) -> None: ...
 
     def submit(self, fn: Callable[[], None]) -> None:

@@ -151,6 +151,7 @@ class Snapshot:
         self.generation = 0
         self._with_affinity: builtins.list[NodeInfo] | None = None
         self._with_anti_affinity: builtins.list[NodeInfo] | None = None
+        self._used_pvcs: set[str] | None = None
         self._names: builtins.list[str] = []
         self._names_of: tuple[object, object] | None = None
 
@@ -172,6 +173,13 @@ class Snapshot:
             self._with_anti_affinity = [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
         return self._with_anti_affinity
 
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether some pod on a node of the snapshot uses the PVC ``namespace/name`` (upstream
+        ``StorageInfos().IsPVCUsedByPods``); the set is built on first use after a change."""
+        if self._used_pvcs is None:
+            self._used_pvcs = {k for ni in self.node_infos if ni.pvc_ref_counts for k in ni.pvc_ref_counts}
+        return key in self._used_pvcs
+
     def names_of_rows(self, rows: Iterable[int]) -> builtins.list[str]:
         """The names of the nodes at positions ``rows`` (a failed pod's diagnosis names every node)."""
         if self._names_of is None or self._names_of[0] is not self.node_infos or self._names_of[1] is not self.index:
@@ -184,6 +192,7 @@ class Snapshot:
         """Drop derived lists after the node list or a node changed."""
         self._with_affinity = None
         self._with_anti_affinity = None
+        self._used_pvcs = None
 
     def num_nodes(self) -> int:
         return len(self.node_infos)
@@ -200,3 +209,5 @@ class Snapshot:
             self._with_affinity = None
         if old.pods_with_required_anti_affinity or ni.pods_with_required_anti_affinity:
             self._with_anti_affinity = None
+        if old.pvc_ref_counts or ni.pvc_ref_counts:
+            self._used_pvcs = None

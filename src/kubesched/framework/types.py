@@ -274,6 +274,20 @@ class PodInfo:
                 out.append((str(p.get("hostIP") or DEFAULT_BIND_ALL_HOST_IP), str(p.get("protocol") or "TCP"), hp))
         return out
 
+    @cached_property
+    def pvc_keys(self) -> tuple[str, ...]:
+        """``namespace/claimName`` of each persistentVolumeClaim volume, one per volume (upstream
+        ``PodPVCKeys``; generic ephemeral volumes are not counted): what ``NodeInfo.pvc_ref_counts`` adds up."""
+        volumes = self.spec.get("volumes")
+        if not volumes or not isinstance(volumes, list):
+            return ()
+        keys = []
+        for v in volumes:
+            claim = v.get("persistentVolumeClaim") if isinstance(v, Mapping) else None
+            if isinstance(claim, Mapping):
+                keys.append(f"{self.namespace}/{claim.get('claimName') or ''}")
+        return tuple(keys)
+
     @spec_parse
     def scheduling_gates(self) -> list[str]:
         gates = self.spec.get("schedulingGates")
@@ -401,6 +415,7 @@ class NodeInfo:
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
         "problems",
+        "pvc_ref_counts",
         "requested",
         "used_ports",
     )
@@ -416,6 +431,8 @@ class NodeInfo:
         self.non_zero_requested = Resource()
         self.allocatable = Resource()
         self.image_states: dict[str, ImageStateSummary] = {}
+        #: How many volumes of this node's pods use each PVC (``namespace/name``; upstream ``PVCRefCounts``).
+        self.pvc_ref_counts: dict[str, int] = {}
         self._labels: Mapping[str, str] | None = None
         self._taints: list[JSONObj] | None = None
         #: What :func:`~kubesched.api.objects_validation.validate_node` found in the node; the cache
@@ -539,6 +556,15 @@ class NodeInfo:
                 self.used_ports.add(ip, proto, port)
             else:
                 self.used_ports.remove(ip, proto, port)
+        pvc_keys = pi.pvc_keys
+        if pvc_keys:
+            counts = self.pvc_ref_counts
+            for key in pvc_keys:
+                n = counts.get(key, 0) + sign
+                if n > 0:
+                    counts[key] = n
+                else:
+                    counts.pop(key, None)
         self.generation = next_generation()
 
     def clone(self) -> NodeInfo:
@@ -553,6 +579,7 @@ class NodeInfo:
         c.non_zero_requested = self.non_zero_requested.clone()
         c.allocatable = self.allocatable
         c.image_states = self.image_states
+        c.pvc_ref_counts = dict(self.pvc_ref_counts) if self.pvc_ref_counts else {}
         c._labels = self._labels
         c._taints = self._taints
         c.problems = self.problems

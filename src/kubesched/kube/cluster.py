@@ -3,7 +3,10 @@
 ``KubeCluster`` implements the same contract as the simulator (``framework/cluster.py``):
 
 * **Informers** for pods (without Succeeded/Failed ones, as kube-scheduler's field selector),
-  nodes, namespaces, PriorityClasses, PodDisruptionBudgets, and the workload kinds default
+  nodes, namespaces, PriorityClasses, PodDisruptionBudgets, the storage kinds the volume plugins
+  read (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
+  CSIStorageCapacities, VolumeAttachments; their changes are cluster events, as upstream's
+  storage handlers), and the workload kinds default
   topology spreading reads (Services, ReplicationControllers, ReplicaSets, StatefulSets); and,
   only when their CRD is served, ElasticQuotas and PodGroups (scheduling.x-k8s.io/v1alpha1)
   and NodeResourceTopologies (topology.node.k8s.io/v1alpha2). Their events call the scheduler's
@@ -61,12 +64,30 @@ REPLICA_SETS = ResourceType("apps", "v1", "replicasets", "ReplicaSet", True)
 STATEFUL_SETS = ResourceType("apps", "v1", "statefulsets", "StatefulSet", True)
 ELASTIC_QUOTAS = ResourceType("scheduling.x-k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True)
 POD_GROUPS = ResourceType("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True)
+PERSISTENT_VOLUMES = ResourceType("", "v1", "persistentvolumes", "PersistentVolume", False)
+PERSISTENT_VOLUME_CLAIMS = ResourceType("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True)
+STORAGE_CLASSES = ResourceType("storage.k8s.io", "v1", "storageclasses", "StorageClass", False)
+CSI_NODES = ResourceType("storage.k8s.io", "v1", "csinodes", "CSINode", False)
+CSI_DRIVERS = ResourceType("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False)
+CSI_STORAGE_CAPACITIES = ResourceType("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True)
+VOLUME_ATTACHMENTS = ResourceType("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False)
 NODE_RESOURCE_TOPOLOGIES = ResourceType(
     "topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "NodeResourceTopology", False
 )
 
+#: What the volume plugins read (upstream's informers for them; RBAC: system:kube-scheduler and
+#: system:volume-scheduler grant list and watch on each, deploy/rbac.yaml).
+STORAGE_KINDS = (
+    PERSISTENT_VOLUMES,
+    PERSISTENT_VOLUME_CLAIMS,
+    STORAGE_CLASSES,
+    CSI_NODES,
+    CSI_DRIVERS,
+    CSI_STORAGE_CAPACITIES,
+    VOLUME_ATTACHMENTS,
+)
 #: Kinds whose changes are cluster events for the queue (``on_object_event``).
-EVENT_KINDS = (NAMESPACES, PRIORITY_CLASSES, PDBS)
+EVENT_KINDS = (NAMESPACES, PRIORITY_CLASSES, PDBS, *STORAGE_KINDS)
 #: Kinds only read through ``list_objects`` (upstream's listers for default spreading).
 LISTER_KINDS = (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
 #: Custom resources our plugins read, watched only when their CRD is served.
@@ -391,6 +412,18 @@ class KubeCluster:
             )
         items, _ = self.client.list_all(rt.path())
         return [{**trim_object(o), "apiVersion": rt.api_version, "kind": rt.kind} for o in items]
+
+    def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """From the informer's store; kinds without an informer are looked up in :meth:`list_objects`."""
+        key = f"{namespace}/{name}" if namespace else name
+        inf = self._informer_for(api_version, kind)
+        if inf is not None:
+            return inf.get(key)
+        for obj in self.list_objects(api_version, kind):
+            md = obj.get("metadata") or {}
+            if md.get("name") == name and (md.get("namespace") or "") == namespace:
+                return obj
+        return None
 
     def _resource_of(self, obj: Mapping[str, Any]) -> ResourceType:
         api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))

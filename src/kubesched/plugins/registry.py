@@ -21,19 +21,16 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.nodeports import NodePorts
     from kubesched.plugins.noderesources import BalancedAllocation, Fit
     from kubesched.plugins.nodeunschedulable import NodeUnschedulable
+    from kubesched.plugins.nodevolumelimits import NodeVolumeLimits
     from kubesched.plugins.podtopologyspread import PodTopologySpread
     from kubesched.plugins.queuesort import PrioritySort
     from kubesched.plugins.schedulinggates import SchedulingGates
     from kubesched.plugins.tainttoleration import TaintToleration
     from kubesched.plugins.tenancy import TenantIsolation
     from kubesched.plugins.tenantfairsort import TenantFairSort
-    from kubesched.plugins.volumes import (
-        DynamicResources,
-        NodeVolumeLimits,
-        VolumeBinding,
-        VolumeRestrictions,
-        VolumeZone,
-    )
+    from kubesched.plugins.volumerestrictions import VolumeRestrictions
+    from kubesched.plugins.volumes import DynamicResources, VolumeBinding
+    from kubesched.plugins.volumezone import VolumeZone
     from kubesched.plugins.windowtransfer import WindowTransfer
 
     r = Registry()

@@ -1,7 +1,9 @@
-"""Honest stand-ins for the volume and DRA plugins of the default profile, which kubesched does not
-implement yet: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits and
-DynamicResources (upstream ``pkg/scheduler/framework/plugins/{volumebinding,volumerestrictions,
-volumezone,nodevolumelimits,dynamicresources}``).
+"""Honest stand-ins for the volume and DRA plugins of the default profile that kubesched does not
+implement yet: VolumeBinding and DynamicResources (upstream
+``pkg/scheduler/framework/plugins/{volumebinding,dynamicresources}``). VolumeZone,
+VolumeRestrictions and NodeVolumeLimits are real (``plugins/volumezone``,
+``plugins/volumerestrictions``, ``plugins/nodevolumelimits``); the remaining work is planned in
+docs/dev/volumes-plan.md (issue 15).
 
 They exist so that upstream's default profile, and configurations naming these plugins at their
 usual extension points, load unchanged. What they do:
@@ -14,10 +16,8 @@ usual extension points, load unchanged. What they do:
   saying kubesched does not support them yet, rather than being placed on a node whose volumes or
   devices were never checked.
 
-Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, volume zone
-labels, CSI attach limits, the disk-conflict checks of inline GCE PD / AWS EBS / RBD / iSCSI
-volumes and ReadWriteOncePod, and all of DRA (claims, allocation, device taints, extended
-resources backed by devices).
+Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, and all of
+DRA (claims, allocation, device taints, extended resources backed by devices).
 
 These plugins register no cluster events: a pod they rejected can only become schedulable once
 kubesched supports its volumes, so it waits for the periodic flush instead of every event.
@@ -30,7 +30,6 @@ from typing import ClassVar
 
 from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
 from kubesched.config.releases import DEFAULT_RELEASE, NO_DRA_DEALLOCATE_REASON
-from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interfaces import (
@@ -49,13 +48,11 @@ from kubesched.framework.signature import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
 from kubesched.plugins import names
+from kubesched.plugins.helper.volumes_signer import VolumesSigner
 
 __all__ = [
     "DynamicResources",
-    "NodeVolumeLimits",
     "VolumeBinding",
-    "VolumeRestrictions",
-    "VolumeZone",
     "pod_has_claimed_volumes",
     "pod_has_resource_claims",
 ]
@@ -90,7 +87,7 @@ def _unsupported_volumes(plugin: str) -> Status:
     )
 
 
-class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
+class _VolumeStandIn(VolumesSigner, EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     """PreFilter + Filter: Skip pods without claimed volumes, reject the others."""
 
     name = ""
@@ -99,14 +96,6 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
     def __init__(self, args: object = None, handle: Handle | None = None) -> None:
         self.args = args
         self.handle = handle
-
-    #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
-    signs_by_spec: ClassVar[bool] = True
-
-    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
-        """Upstream's volume plugins depend only on the pod's volumes other than ConfigMaps and
-        Secrets (OpportunisticBatching)."""
-        return [SignFragment(sign.VOLUMES_SIGNER, sign.volumes(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -126,18 +115,6 @@ class _VolumeStandIn(EnqueueExtensions, PreFilterPlugin, FilterPlugin):
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return []
-
-
-class VolumeRestrictions(_VolumeStandIn):
-    name = names.VOLUME_RESTRICTIONS
-
-
-class VolumeZone(_VolumeStandIn):
-    name = names.VOLUME_ZONE
-
-
-class NodeVolumeLimits(_VolumeStandIn):
-    name = names.NODE_VOLUME_LIMITS
 
 
 class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPreFlightPlugin):

@@ -22,6 +22,7 @@ from kubesched.framework.events import (
     ClusterEvent,
     EventResource,
     event_label,
+    object_event,
     pod_resource_name,
     pod_scheduling_properties_change,
 )
@@ -175,14 +176,12 @@ class EventHandlersMixin(SchedulerBase):
         self.cache.remove_node(node["metadata"]["name"])
         self.queue.move_all_to_active_or_backoff(ClusterEvent(EventResource.NODE, ActionType.DELETE), node, None)
 
-    def _on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> None:
-        """Any other kind (Namespace, PriorityClass, PDB, custom resources) changed."""
-        resource = {
-            "Namespace": EventResource.NAMESPACE,
-            "PriorityClass": EventResource.PRIORITY_CLASS,
-            "PodDisruptionBudget": EventResource.POD_DISRUPTION_BUDGET,
-        }.get(kind, EventResource.CUSTOM)
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, kind), old, new)
+    def _on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> str:
+        """Any other kind (Namespace, PriorityClass, PDB, storage objects, custom resources) changed;
+        returns the event's label (storage kinds as upstream: ``storage.k8s.io/StorageClassAdd``)."""
+        event = object_event(kind, action)
+        self.queue.move_all_to_active_or_backoff(event, old, new)
+        return str(event)
 
     # -- the handlers, timed as upstream's (scheduler_event_handling_duration_seconds{event}) -------
     def _observe(self, label: str | None, start: float) -> None:
@@ -220,9 +219,7 @@ class EventHandlersMixin(SchedulerBase):
     def on_object_event(self, kind: str, action: ActionType, old: Any, new: Any) -> None:
         """Any other kind (Namespace, PriorityClass, PDB, custom resources) changed."""
         start = time.perf_counter()
-        self._on_object_event(kind, action, old, new)
-        verb = "Add" if action == ActionType.ADD else "Delete" if action == ActionType.DELETE else "Update"
-        self._observe(f"{kind}{verb}", start)
+        self._observe(self._on_object_event(kind, action, old, new), start)
 
 def _node_update_action(
     old: Mapping[str, Any] | None, new: Mapping[str, Any], *, declared_features: bool = False

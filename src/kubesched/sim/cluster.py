@@ -103,6 +103,19 @@ class SimCluster:
                 out.extend(store.values())
         return out
 
+    def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        key = f"{namespace}/{name}" if namespace else name
+        if kind == "Pod":
+            return self.pods.get(key)
+        if kind == "Node":
+            return self.nodes.get(name)
+        for (av, k), store in self.objects.items():
+            if k == kind and (not api_version or av == api_version or av.split("/")[0] == api_version.split("/")[0]):
+                obj = store.get(key)
+                if obj is not None:
+                    return obj
+        return None
+
     def update_object_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> None:
         av, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
         store = self.objects.get((av, kind), {})

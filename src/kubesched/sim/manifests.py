@@ -25,8 +25,11 @@ not an object; ``apiVersion``, ``kind`` or ``metadata.name`` missing or not stri
 it); ``items`` not a list; annotations not an object (and, for kinds other than Pod and Node,
 labels not a map of strings); the simulator's own annotations unparsable; duplicate objects (same
 API group, kind, namespace and name, in one file or across files: ``pods "web" already exists``);
-PriorityClass and Priority-admission problems. Field problems of a Node or a Pod (quantities,
-taints, affinity...: :mod:`kubesched.api.objects_validation`) are *warnings*, in
+PriorityClass and Priority-admission problems; any field problem of a storage object
+(PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
+VolumeAttachment: :mod:`kubesched.api.storage_validation`), which otherwise gets the API server's
+defaults (``apply_storage_defaults``). Field problems of a Node or a Pod (quantities, taints,
+affinity...: :mod:`kubesched.api.objects_validation`) are *warnings*, in
 :attr:`ClusterObjects.warnings` in the same format, because the scheduler sets such a node or pod
 aside on its own and the simulation goes on. So is a pod bound (``spec.nodeName``) to a node no
 manifest defines: an API server keeps such a pod bound (only PodGC, which the simulator does not
@@ -53,6 +56,7 @@ from typing import Any
 import yaml
 
 from kubesched.api.objects_validation import validate_node, validate_pod
+from kubesched.api.storage_validation import STORAGE_KINDS, validate_storage_object
 from kubesched.api.yamlsafe import YAMLInputError, load_yaml_documents, read_text_file
 from kubesched.sim.timeparse import parse_rfc3339, parse_sim_duration
 from kubesched.sim.timeparse import parse_time_or_offset as _parse_time_or_offset
@@ -73,17 +77,26 @@ _BUILTIN_VERSIONS = {
     "Namespace": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1",),
     "PodDisruptionBudget": ("policy/v1",),
+    **{kind: (version,) for kind, (version, _, _) in STORAGE_KINDS.items()},
 }
 #: Kinds without a namespace (every other kind is namespaced, "default" when not given).
 _CLUSTER_SCOPED = frozenset({
     "Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
     "NodeResourceTopology", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "RuntimeClass",
+    "VolumeAttachment",
 })
 #: Resource names for the API server's ``<resource> "<name>" ...`` messages.
 _RESOURCES = {
     "Pod": "pods", "Node": "nodes", "Namespace": "namespaces",
     "PriorityClass": "priorityclasses.scheduling.k8s.io",
     "PodDisruptionBudget": "poddisruptionbudgets.policy",
+    "PersistentVolume": "persistentvolumes",
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "StorageClass": "storageclasses.storage.k8s.io",
+    "CSINode": "csinodes.storage.k8s.io",
+    "CSIDriver": "csidrivers.storage.k8s.io",
+    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
+    "VolumeAttachment": "volumeattachments.storage.k8s.io",
 }
 #: core.PreemptLowerPriority, core.PreemptNever, in ValidatePreemptionPolicy's order.
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
@@ -376,6 +389,8 @@ class _Loader:
             self.check_priority_class(ref, obj)
         elif ref.kind == "Pod":
             self.check_pod(ref, obj)
+        elif ref.kind in STORAGE_KINDS:
+            self.check_storage(ref, obj)
         if len(self.problems) == before:
             self.check_duplicate(ref, obj)
             self.objects.append((ref, obj))
@@ -422,6 +437,17 @@ class _Loader:
                     parse(str(ann[key]))
                 except ValueError as err:
                     self.problem(ref, f"metadata.annotations[{key}]", str(err))
+
+    def check_storage(self, ref: _Ref, obj: dict[str, Any]) -> None:
+        """A storage object's fields (:mod:`kubesched.api.storage_validation`): errors, since nothing
+        downstream can set a bad PersistentVolume or StorageClass aside; then the API server's defaults."""
+        kind = ref.kind or ""
+        problems = validate_storage_object(kind, obj)
+        for problem in problems:
+            path, message = _split_problem(problem)
+            self.problem(ref, path, message)
+        if not problems:
+            apply_storage_defaults(kind, obj)
 
     def check_priority_class(self, ref: _Ref, pc: dict[str, Any]) -> None:
         """Decoding and ValidatePriorityClass (pkg/apis/scheduling/validation/validation.go)."""
@@ -783,6 +809,38 @@ def admit_pod(pod: dict[str, Any], priorities: Mapping[str, int], default_priori
     if "priority" not in spec:
         pc = spec.get("priorityClassName")
         spec["priority"] = priorities.get(pc, 0) if pc else default_priority
+
+
+def apply_storage_defaults(kind: str, obj: dict[str, Any]) -> None:
+    """What the API server's defaulting sets on a storage object it creates (pkg/apis/core/v1/defaults.go
+    ``SetDefaults_PersistentVolume``, ``SetDefaults_PersistentVolumeClaim(Spec)``; pkg/apis/storage/v1/
+    defaults.go ``SetDefaults_StorageClass``, ``SetDefaults_CSIDriver``). Gated CSIDriver fields
+    (seLinuxMount, preventPodSchedulingIfMissing) are left unset: unset and false read the same."""
+    if STORAGE_KINDS[kind][1]:
+        obj.setdefault("metadata", {}).setdefault("namespace", "default")
+    if kind == "StorageClass":
+        obj.setdefault("reclaimPolicy", "Delete")
+        obj.setdefault("volumeBindingMode", "Immediate")
+    elif kind == "PersistentVolume":
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        spec.setdefault("volumeMode", "Filesystem")
+        status = obj.setdefault("status", {})
+        if not status.get("phase"):
+            status["phase"] = "Pending"
+    elif kind == "PersistentVolumeClaim":
+        obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+        status = obj.setdefault("status", {})
+        if not status.get("phase"):
+            status["phase"] = "Pending"
+    elif kind == "CSIDriver":
+        spec = obj.setdefault("spec", {})
+        for key, value in (("attachRequired", True), ("podInfoOnMount", False), ("storageCapacity", False),
+                           ("fsGroupPolicy", "ReadWriteOnceWithFSType"), ("requiresRepublish", False)):
+            if spec.get(key) is None:
+                spec[key] = value
+        if not spec.get("volumeLifecycleModes"):
+            spec["volumeLifecycleModes"] = ["Persistent"]
 
 
 def parse_duration(text: str) -> float:

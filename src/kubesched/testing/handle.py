@@ -80,6 +80,13 @@ class FakeClient:
             if o.get("kind") == kind and (not api_version or o.get("apiVersion", "v1") == api_version)
         ]
 
+    def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
+        for o in self.list_objects(api_version, kind):
+            meta = o.get("metadata") or {}
+            if meta.get("name") == name and (meta.get("namespace") or "") == namespace:
+                return o
+        return None
+
     def update_object_status(self, obj: JSONObj, status: JSONObj) -> None:
         self.calls.append(("update_object_status", obj))
 

@@ -1,0 +1,5 @@
+"""NodeVolumeLimits."""
+
+from .csi import NodeVolumeLimits
+
+__all__ = ["NodeVolumeLimits"]

@@ -1,0 +1,5 @@
+"""VolumeRestrictions."""
+
+from .volume_restrictions import VolumeRestrictions
+
+__all__ = ["VolumeRestrictions"]

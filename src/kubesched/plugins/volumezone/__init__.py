@@ -1,0 +1,5 @@
+"""VolumeZone."""
+
+from .volume_zone import VolumeZone
+
+__all__ = ["VolumeZone"]
