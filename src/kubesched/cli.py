@@ -26,7 +26,7 @@ from kubesched.config.feature_gates import FeatureGates
 from kubesched.config.releases import Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import rfc3339
-from kubesched.framework.registry import Registry, RegistryError
+from kubesched.framework.registry import Registry, RegistryError, load_entry_points
 from kubesched.framework.runtime import FrameworkError
 from kubesched.gctune import tune_gc
 from kubesched.plugins.registry import default_registry
@@ -73,12 +73,17 @@ def _warn(messages: Sequence[object]) -> None:
 
 
 def _registry() -> Registry:
-    reg = default_registry()
+    """In-tree plugins, then those of ``new_scheduler_command(with_plugin(...))`` (a clash with an
+    in-tree name is an error, as upstream's WithPlugin), then installed entry points: a user's own
+    registration wins over an installed package's plugin of the same name (shadowed, with a
+    warning), so a leftover install cannot break a user's main."""
+    reg = default_registry(entry_points=False)
     for name, factory in _EXTRA_PLUGINS:
         try:
             reg.register(name, factory, origin="main")
         except RegistryError as err:
             _fail([str(err)])
+    load_entry_points(reg)
     return reg
 
 

@@ -1,6 +1,7 @@
 """The registration paths of docs/plugin-guide.md: config, entry point, custom main; and the guide's quotes."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -71,6 +72,39 @@ def test_custom_main_runs_the_plugin(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     (pod,) = json.loads(out.stdout)["pods"]
     assert (pod["name"], pod["node"], pod["boundAt"]) == ("backup", "node-1", "2026-01-01T22:00:00Z")
+
+
+def test_custom_main_wins_over_an_installed_entry_point(tmp_path: Path) -> None:
+    """After ``pip install`` of the guide's package (or with a leftover .egg-info), the custom main
+    registers the same name: its own registration wins, the entry point is shadowed with a warning
+    (it used to fail with ``a plugin named TransferWindow already exists``, exit 2)."""
+    site = tmp_path / "site"
+    dist = site / "transfer_window_plugin-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: transfer-window-plugin\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text("[kubesched.plugins]\nTransferWindow = transfer_window:TransferWindow\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "- plugins:\n"
+        "    multiPoint:\n"
+        "      enabled: [{name: PrioritySort}, {name: TransferWindow}, {name: DefaultBinder}]\n"
+        "      disabled: [{name: '*'}]\n"
+        "  pluginConfig:\n"
+        "  - {name: TransferWindow, args: {windowStart: '22:00', windowEnd: '06:00'}}\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(EXAMPLES), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "my_scheduler.py"), "simulate", str(EXAMPLES / "cluster.yaml"),
+         "--config", str(config), "--start", "2026-01-01T12:00:07Z", "-o", "json", "-v", "2"],
+        capture_output=True, text=True, check=False, env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    (pod,) = json.loads(out.stdout)["pods"]
+    assert (pod["name"], pod["node"], pod["boundAt"]) == ("backup", "node-1", "2026-01-01T22:00:00Z")
+    assert "shadows an existing plugin" in out.stderr
 
 
 def test_guide_quotes_the_example_files_verbatim() -> None:
