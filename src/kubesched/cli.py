@@ -827,6 +827,18 @@ def version(output: str) -> None:
                    f"--emulated-version {shown}")
 
 
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL, as ``kubectl completion`` does:
+    ``source <(kubesched completion bash)`` (add it to ~/.bashrc to keep it)."""
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    assert cls is not None  # the three choices are click's own
+    click.echo(cls(cli, {}, "kubesched", "_KUBESCHED_COMPLETE").source())
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=list(argv) if argv is not None else None, prog_name="kubesched")
 
