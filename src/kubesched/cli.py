@@ -72,6 +72,16 @@ def _warn(messages: Sequence[object]) -> None:
         _print_problems("warning", "1;33", messages)
 
 
+def _emit(data: object, output: str, *, indent: int | None = 2) -> None:
+    """``-o json`` or ``-o yaml``: the same document, in the keys' own order."""
+    if output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), nl=False)
+    else:
+        click.echo(json.dumps(data, indent=indent))
+
+
 def _registry() -> Registry:
     """In-tree plugins, then those of ``new_scheduler_command(with_plugin(...))`` (a clash with an
     in-tree name is an error, as upstream's WithPlugin), then installed entry points: a user's own
@@ -225,7 +235,7 @@ def _feature_gates_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     help="Among equally scored nodes: random as kube-scheduler, or the first in node order.",
 )
-@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 @_verbosity_option
 @_emulated_version_option
 @_feature_gates_option
@@ -269,8 +279,8 @@ def simulate(
         )
     except (FrameworkError, ArrivalError) as err:
         _fail([str(err)])
-    if output == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+    if output != "table":
+        _emit(result.to_json(), output)
         return
     from kubesched.sim.report import print_simulation
 
@@ -281,13 +291,16 @@ def simulate(
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--pod", "pod_path", required=True, type=click.Path(), help="The pod to explain (YAML).")
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
-@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed for tie-breaks between equally scored nodes (the same answer on every run).")
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 @_verbosity_option
 @_emulated_version_option
 def explain(
     paths: tuple[str, ...],
     pod_path: str,
     config_path: str | None,
+    seed: int,
     output: str,
     verbosity: int,
     logging_format: str,
@@ -313,7 +326,7 @@ def explain(
     _report_warnings(objects.warnings)
     objects.pods = [p for p in objects.pods if (p.get("spec") or {}).get("nodeName")]
     try:
-        sim = new_simulation(config, reg)
+        sim = new_simulation(config, reg, seed=seed)
     except FrameworkError as err:
         _fail([str(err)])
     sim.cluster.load(objects)
@@ -321,8 +334,8 @@ def explain(
         out = run_explain(sim.scheduler, pod)
     except ValueError as err:
         _fail([str(err)])
-    if output == "json":
-        click.echo(json.dumps(out, indent=2))
+    if output != "table":
+        _emit(out, output)
         return
     from kubesched.sim.report import print_explain
 
@@ -664,7 +677,7 @@ def trace() -> None:
 @click.option("--standalone", is_flag=True, help="Use the standalone engine replay (the reference) instead.")
 @click.option("--report", "report", type=click.Path(), default=None,
               help="Write an HTML report (and a PNG beside it) of allocation and fragmentation curves.")
-@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 def trace_alibaba_gpu(
     nodes_csv: str,
     pods_csv: str,
@@ -735,9 +748,9 @@ def trace_alibaba_gpu(
         except OSError as err:
             _fail([f"--report: {report}: {err.strerror or err}"])
         err_console.print(f"report: {report} and {png}", highlight=False)
-    if output == "json":
+    if output != "table":
         out = tr.summaries(runs, nodes)
-        click.echo(json.dumps(out[0] if len(out) == 1 else out, indent=2))
+        _emit(out[0] if len(out) == 1 else out, output)
         return
     # 13 columns of curve: wide enough for the whole table when the output is a pipe or a file
     Console(width=None if sys.stdout.isatty() else 160).print(tr.table(runs, nodes))
@@ -758,7 +771,7 @@ def trace_alibaba_gpu(
               help="Instead of a scheduler, the workload's bare numpy filter+score kernel (SchedulingBasic only): "
                    "the rate to compare the scheduler's with.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
-@click.option("-o", "--output", type=click.Choice(["json"]), default="json", show_default=True)
+@click.option("-o", "--output", type=click.Choice(["json", "yaml"]), default="json", show_default=True)
 @_emulated_version_option
 @_feature_gates_option
 def bench(
@@ -799,7 +812,7 @@ def bench(
                                kernel=kernel, feature_gates=feature_gates)
         except BenchError as err:
             _fail(err.errors)
-    click.echo(json.dumps(result.to_json()))
+    _emit(result.to_json(), output, indent=None)
 
 
 @cli.command()
@@ -815,12 +828,8 @@ def version(output: str) -> None:
         "releases": releases,
         "python": ".".join(map(str, sys.version_info[:3])),
     }
-    if output == "json":
-        click.echo(json.dumps(info, indent=2))
-    elif output == "yaml":
-        import yaml
-
-        click.echo(yaml.safe_dump(info, sort_keys=False), nl=False)
+    if output != "text":
+        _emit(info, output)
     else:
         shown = ", ".join(f"{r} ({b})" for r, b in releases.items())
         click.echo(f"kubesched {__version__}: behaves as kube-scheduler {DEFAULT_RELEASE.binary} by default; "
