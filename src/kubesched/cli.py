@@ -836,6 +836,43 @@ def version(output: str) -> None:
                    f"--emulated-version {shown}")
 
 
+@cli.group()
+def examples() -> None:
+    """The example scenarios shipped with kubesched (the README's tour), to list or copy out."""
+
+
+@examples.command("list")
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+def examples_list(output: str) -> None:
+    """Each example's name and what it shows."""
+    from kubesched.sim.examples import list_examples
+
+    found = list_examples()
+    if output != "table":
+        _emit([{"name": e.name, "summary": e.summary} for e in found], output)
+        return
+    if not found:
+        _fail(["no examples: this kubesched was installed without them"])
+    width = max(len(e.name) for e in found)
+    for e in found:
+        click.echo(f"{e.name:<{width}}  {e.summary}")
+
+
+@examples.command("copy")
+@click.argument("name")
+@click.argument("dest", type=click.Path(file_okay=False))
+def examples_copy(name: str, dest: str) -> None:
+    """Copy example NAME into the folder DEST (new, or empty), then run it with
+    ``kubesched simulate DEST``."""
+    from kubesched.sim.examples import ExampleError, copy_example
+
+    try:
+        out = copy_example(name, Path(dest))
+    except ExampleError as err:
+        _fail([str(err)])
+    click.echo(f"copied {name} to {out}; run it with: kubesched simulate {out}")
+
+
 @cli.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
