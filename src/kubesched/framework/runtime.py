@@ -565,9 +565,12 @@ class Framework:
         out: dict[str, list[ClusterEventWithHint]] = {}
         problems: list[str] = []
         for attr in _REQUEUE_POINTS:
-            for p in self.points[attr]:
-                if p.name in out:
+            for wrapped in self.points[attr]:
+                if wrapped.name in out:
                     continue
+                # The plugin itself, not its instrumented wrapper: from Python 3.12 a runtime
+                # Protocol check looks attributes up statically, past the wrapper's __getattr__.
+                p = self.plugins.get(wrapped.name, wrapped)
                 if isinstance(p, EnqueueExtensions):
                     try:
                         events = list(p.events_to_register())
