@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,7 @@ def arrive(fw: TestFramework, when: str, pod: dict[str, Any]) -> None:
 
 
 def events(fw: TestFramework, name: str) -> list[tuple[str, str, str]]:
-    return [(datetime.utcfromtimestamp(e.time).strftime("%H:%M:%S"), e.reason, e.note) for e in fw.cluster.events
+    return [(datetime.fromtimestamp(e.time, UTC).strftime("%H:%M:%S"), e.reason, e.note) for e in fw.cluster.events
             if e.name == name]
 
 
