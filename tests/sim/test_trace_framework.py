@@ -15,6 +15,7 @@ Whole-trace runs are marked ``slow``; a reduced trace (the first nodes and pods 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections import Counter
@@ -246,3 +247,27 @@ def test_parse_seeds(seeds: tuple[int, ...], text: str | None, expected: list[in
 def test_summary_of_one_run_is_the_run() -> None:
     run = {"policy": "FGD", "seed": 1, "allocation": {"10": 1.0}}
     assert summary_of_runs([run]) == run
+
+
+def test_cli_table_fits_80_columns_with_every_number(tmp_path: Path) -> None:
+    """Issue 16: at 120 columns the old table (a column per arrived level) elided every number; now
+    a row per level and a column per policy: the seven policies fit 80 columns, numbers whole."""
+    import re
+
+    from rich.console import Console
+
+    from kubesched.sim import trace as tr
+
+    nodes, pods = write_trace(tmp_path)
+    result = CliRunner().invoke(cli, ["trace", "alibaba-gpu", "--nodes", str(nodes), "--pods", str(pods),
+                                      "--policy", "all", "--seed", "1", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    summaries = json.loads(result.stdout)
+    assert len(summaries) == 7
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(tr.table_of(summaries, nodes=2))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in "".join(line for line in text.splitlines() if re.match(r"^│\s+\d+%", line))
+    for s in summaries:
+        assert f"{s['allocation']['130']:.2f}" in text
