@@ -58,6 +58,7 @@ def _assert_bound_exactly_once(api: Api, ns: str, names: list[str], watch: PodWa
         lambda: sorted(e["regarding"]["name"] for e in api.events(ns, reason="Scheduled")) == sorted(names),
         "exactly one Scheduled event per pod",
     )
+    watch.wait_seen(names)
     assert all(len(watch.nodes.get(n, ())) == 1 for n in names), watch.nodes
 
 

@@ -366,6 +366,7 @@ def _assert_no_overlap(audit_log: Path, ns: str, lease: str, names: list[str], w
         per_pod[r["objectRef"]["name"]] = per_pod.get(r["objectRef"]["name"], 0) + 1
     assert sorted(per_pod) == sorted(names), "every pod bound"
     assert all(n == 1 for n in per_pod.values()), {p: n for p, n in per_pod.items() if n != 1}
+    watch.wait_seen(names)
     assert all(len(watch.nodes.get(n, ())) == 1 for n in names), "a pod was seen on two nodes"
 
     a_renewals = by("replica-a", lease_writes)

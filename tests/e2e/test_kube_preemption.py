@@ -67,6 +67,7 @@ def test_preemption_deletes_victims_and_binds_the_preemptor(
             "the victim marked as a disruption target before its deletion",
         )
         # Each pod was only ever on one node.
+        watch.wait_seen(["victim", "preemptor"])
         assert watch.nodes == {"victim": {"n-1"}, "preemptor": {"n-1"}}
         assert ks.app.cluster.bindings == 2
         pod = api.get_pod(ns, "preemptor")

@@ -91,6 +91,7 @@ def test_every_pod_bound_exactly_once_across_an_apiserver_restart(
 
         assert pods_informer.watches > watches_before
         everything = [*names, "late"]
+        watch.wait_seen(everything, timeout=60)
         assert all(len(watch.nodes.get(n, ())) == 1 for n in everything), watch.nodes
         scheduled = [e["regarding"]["name"] for e in api.events(ns, reason="Scheduled")]
         assert all(scheduled.count(n) <= 1 for n in everything), scheduled

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -443,6 +443,14 @@ class PodWatch:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
 
+    def wait_seen(self, names: Iterable[str], timeout: float = 30) -> None:
+        """Wait until the watch has seen every named pod bound: the watch is asynchronous, so
+        a binding the API already returns may not have reached it yet (and after an API server
+        restart it re-lists first)."""
+        wanted = list(names)
+        seen = lambda: all(self.nodes.get(n) for n in wanted)  # noqa: E731
+        eventually(seen, "the pod watch to see every binding", timeout=timeout)
+
     def _see(self, pod: Mapping[str, Any]) -> None:
         name = pod["metadata"]["name"]
         node = (pod.get("spec") or {}).get("nodeName")
@@ -481,4 +489,9 @@ class PodWatch:
                             if ev["type"] != "BOOKMARK":
                                 self._see(ev["object"])
             except (httpx.HTTPError, OSError):
+                time.sleep(0.5)  # resume from rv once the server is back
+            except (ValueError, KeyError, TypeError):
+                # A line cut by a restart, or an unexpected object: start over from a re-list
+                # rather than let the thread die and the test read a stale record.
+                rv = ""
                 time.sleep(0.5)
