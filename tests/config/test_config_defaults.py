@@ -36,12 +36,14 @@ from kubesched.config.plugin_args import (
     UtilizationShapePoint,
     VolumeBindingArgs,
 )
+from kubesched.config.releases import Release, parse_emulated_version
 
 T = TypeVar("T")
 
 CPU_MEM = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
 
-#: defaults_test.go ``pluginConfigs``: what every profile gets, sorted by plugin name.
+#: defaults_test.go ``pluginConfigs`` at v1.37.2 (the default release): what every profile gets,
+#: sorted by plugin name; VolumeBinding's shape is defaulted since StorageCapacityScoring is on.
 DEFAULT_PLUGIN_CONFIGS = [
     PluginConfig("DefaultPreemption", DefaultPreemptionArgs(10, 100)),
     PluginConfig("DynamicResources", DynamicResourcesArgs(filter_timeout=10.0, binding_timeout=600.0)),
@@ -53,7 +55,12 @@ DEFAULT_PLUGIN_CONFIGS = [
         NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(type="LeastAllocated", resources=CPU_MEM)),
     ),
     PluginConfig("PodTopologySpread", PodTopologySpreadArgs(defaulting_type="System")),
-    PluginConfig("VolumeBinding", VolumeBindingArgs(bind_timeout_seconds=600)),
+    PluginConfig(
+        "VolumeBinding",
+        VolumeBindingArgs(
+            bind_timeout_seconds=600, shape=[UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0)]
+        ),
+    ),
 ]
 
 
@@ -264,13 +271,13 @@ def test_explicit_leader_election_kept() -> None:
 # TestPluginArgsDefaults: decode + SetDefaults only (no validation), like scheme.Default.
 
 
-def _defaulted(cls: type[T], raw: dict[str, Any]) -> T:
+def _defaulted(cls: type[T], raw: dict[str, Any], release: Release | None = None) -> T:
     errors: list[FieldError] = []
     args = decode_into(cls, raw, "args", errors)
     assert errors == []
     hook = getattr(args, "set_defaults", None)
     if hook is not None:
-        hook()
+        hook(release=release) if release is not None else hook()
     return args
 
 
@@ -378,12 +385,16 @@ PLUGIN_ARGS_DEFAULTS: list[tuple[str, type, dict[str, Any], object]] = [
     ("name", "cls", "raw", "want"), PLUGIN_ARGS_DEFAULTS, ids=[c[0] for c in PLUGIN_ARGS_DEFAULTS]
 )
 def test_plugin_args_defaults(name: str, cls: type, raw: dict[str, Any], want: object) -> None:
-    assert _defaulted(cls, raw) == want
+    release = parse_emulated_version("1.35") if cls is VolumeBindingArgs else None  # the gate off
+    assert _defaulted(cls, raw, release) == want
 
 
-def test_volume_binding_shape_default_with_storage_capacity_scoring(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TestPluginArgsDefaults "VolumeBindingArgs empty, StorageCapacityScoring enabled"."""
-    monkeypatch.setattr(VolumeBindingArgs, "STORAGE_CAPACITY_SCORING", True)
-    assert _defaulted(VolumeBindingArgs, {}) == VolumeBindingArgs(
+@pytest.mark.parametrize("version", ["1.37", None])
+def test_volume_binding_shape_default_with_storage_capacity_scoring(version: str | None) -> None:
+    """TestPluginArgsDefaults "VolumeBindingArgs empty, StorageCapacityScoring enabled": the gate
+    is beta and on in v1.37 (kube_features.go), the default release."""
+    release = parse_emulated_version(version) if version else None
+    assert _defaulted(VolumeBindingArgs, {}, release) == VolumeBindingArgs(
         600, [UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0)]
     )
+    assert _defaulted(VolumeBindingArgs, {}, parse_emulated_version("1.36")) == VolumeBindingArgs(600, None)

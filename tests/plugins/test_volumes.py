@@ -1,7 +1,6 @@
-"""The volume and DRA stand-ins (kubesched.plugins.volumes: VolumeBinding, DynamicResources):
-no-ops for pods without claimed volumes or resource claims, an UnschedulableAndUnresolvable
-PreFilter for pods with them, and the default profile's plugins (VolumeZone, VolumeRestrictions
-and NodeVolumeLimits included) building at upstream's extension points.
+"""The DRA stand-in (kubesched.plugins.volumes: DynamicResources): a no-op for pods without
+resource claims, an UnschedulableAndUnresolvable PreFilter for pods with them, and the default
+profile's plugins (the volume plugins included) building at upstream's extension points.
 
 Hand-written: upstream's volumebinding/dynamicresources tests exercise behaviour these stand-ins
 deliberately do not implement (the upstream tables of the real plugins are in test_volume_zone.py,
@@ -12,10 +11,8 @@ extension points and weights follow pkg/scheduler/apis/config/testing/defaults/d
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from plugin_builders import FakeHandle, make_node, make_pod, node_info
+from plugin_builders import FakeHandle, make_pod
 
 from kubesched import testing
 from kubesched.config import load_config, loads_config
@@ -26,48 +23,10 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.plugins.volumes import DynamicResources, VolumeBinding
+from kubesched.plugins.volumes import DynamicResources
 from kubesched.testing import make_node as make_node_builder
 from kubesched.testing import make_pod as make_pod_builder
 from kubesched.testing import new_framework
-
-VOLUME_PLUGINS = [VolumeBinding]
-PVC = {"name": "data", "persistentVolumeClaim": {"claimName": "c"}}
-EPHEMERAL = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
-EMPTY_DIR = {"name": "tmp", "emptyDir": {}}
-
-
-@pytest.mark.parametrize("plugin", VOLUME_PLUGINS, ids=lambda p: p.name)
-@pytest.mark.parametrize("volumes", [[], [EMPTY_DIR]], ids=["no-volumes", "emptyDir"])
-def test_volume_plugins_skip_pods_without_claims(plugin: Any, volumes: list[dict[str, Any]]) -> None:
-    pl = plugin()
-    pod = PodInfo(make_pod(volumes=volumes))
-    _, status = pl.pre_filter(CycleState(), pod, [])
-    assert status is not None and status.code == Code.SKIP
-    assert pl.filter(CycleState(), pod, node_info(make_node("n"))) is None
-
-
-@pytest.mark.parametrize("plugin", VOLUME_PLUGINS, ids=lambda p: p.name)
-@pytest.mark.parametrize("volume", [PVC, EPHEMERAL], ids=["pvc", "ephemeral"])
-def test_volume_plugins_reject_claimed_volumes(plugin: Any, volume: dict[str, Any]) -> None:
-    pl = plugin()
-    pod = PodInfo(make_pod(volumes=[EMPTY_DIR, volume]))
-    _, status = pl.pre_filter(CycleState(), pod, [])
-    assert status is not None and status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert "kubesched does not support" in status.message() and plugin.name in status.message()
-    filtered = pl.filter(CycleState(), pod, node_info(make_node("n")))
-    assert filtered is not None and filtered.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-
-
-def test_volume_binding_score_points_are_neutral() -> None:
-    pl = VolumeBinding()
-    pod = PodInfo(make_pod())
-    pre_score = pl.pre_score(CycleState(), pod, [])
-    assert pre_score is not None and pre_score.code == Code.SKIP
-    assert pl.score(CycleState(), pod, node_info(make_node("n"))) == (0, None)
-    assert pl.reserve(CycleState(), pod, "n") is None
-    pre_bind = pl.pre_bind(CycleState(), pod, "n")
-    assert pre_bind is not None and pre_bind.code == Code.SKIP
 
 
 def test_dynamic_resources() -> None:

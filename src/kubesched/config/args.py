@@ -414,7 +414,7 @@ def decode_args(
         return None, errors
     hook = getattr(instance, "set_defaults", None)
     if callable(hook):
-        hook()
+        hook(release=release) if release is not None and _takes_release(hook) else hook()
     errors.extend(validate_args(instance, path, release))
     return (None, errors) if errors else (instance, [])
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesched.api.yamlsafe import InputProblem, YAMLInputError, load_yaml_documents, read_text_file
 
-from .args import decode_into, describe_args, to_raw, validate_args
+from .args import _takes_release, decode_into, describe_args, to_raw, validate_args
 from .defaults import set_defaults
 from .errors import ConfigError, FieldError, child_path, format_value, index_path
 from .plugin_args import IN_TREE_ARGS
@@ -139,7 +139,7 @@ def _decode_plugin_args(
     if not decode_errors:
         hook = getattr(args, "set_defaults", None)
         if callable(hook):
-            hook()
+            hook(release=release) if release is not None and _takes_release(hook) else hook()
         errors.extend(validate_args(args, path, release))
     return args
 

@@ -26,7 +26,7 @@ from .errors import (
     required,
 )
 from .names import is_qualified_name, is_valid_label_value
-from .releases import DEFAULT_RELEASE, FIT_ARGS_SCORING_STRATEGY_CHECKS, Release
+from .releases import DEFAULT_RELEASE, FIT_ARGS_SCORING_STRATEGY_CHECKS, STORAGE_CAPACITY_SCORING, Release
 
 __all__ = [
     "IN_TREE_ARGS",
@@ -499,20 +499,24 @@ class PodTopologySpreadArgs:
 
 @dataclass
 class VolumeBindingArgs:
-    """``shape`` is only allowed with the StorageCapacityScoring feature gate (off: alpha)."""
+    """``shape`` is only allowed with the StorageCapacityScoring feature gate (on from v1.37).
 
-    #: the StorageCapacityScoring gate; off by default in v1.35.
-    STORAGE_CAPACITY_SCORING: ClassVar[bool] = False
+    Defaults and validation follow the release (``SetDefaults_VolumeBindingArgs`` and
+    ``ValidateVolumeBindingArgsWithOptions`` see the gate); without one, the default release."""
 
     bind_timeout_seconds: int = 600
     shape: list[UtilizationShapePoint] | None = None
 
-    def set_defaults(self) -> None:
+    @staticmethod
+    def _scoring(release: Release | None) -> bool:
+        return (release or DEFAULT_RELEASE).has(STORAGE_CAPACITY_SCORING)
+
+    def set_defaults(self, release: Release | None = None) -> None:
         # SetDefaults_VolumeBindingArgs: with StorageCapacityScoring, prefer the least-used node.
-        if not self.shape and self.STORAGE_CAPACITY_SCORING:
+        if not self.shape and self._scoring(release):
             self.shape = [UtilizationShapePoint(0, MAX_CUSTOM_PRIORITY_SCORE), UtilizationShapePoint(100, 0)]
 
-    def validate(self) -> list[FieldError]:
+    def validate(self, release: Release | None = None) -> list[FieldError]:
         errs: list[FieldError] = []
         if self.bind_timeout_seconds < 0:
             errs.append(
@@ -522,7 +526,7 @@ class VolumeBindingArgs:
                     "invalid BindTimeoutSeconds, should not be a negative value",
                 )
             )
-        if self.STORAGE_CAPACITY_SCORING:
+        if self._scoring(release):
             errs.extend(validate_function_shape(self.shape or [], "shape"))
         elif self.shape is not None:
             errs.append(

@@ -293,6 +293,15 @@ VOLUME_LIMIT_SCALING = Change(
     "preventPodSchedulingIfMissing: '<driver> CSI driver is not installed on the node'",
     where="plugins/nodevolumelimits/csi.py (filter, _driver_installed)",
 )
+STORAGE_CAPACITY_SCORING = Change(
+    "StorageCapacityScoring",
+    V1_37,
+    "framework/plugins/volumebinding/volume_binding.go New, apis/config/v1/defaults.go "
+    "SetDefaults_VolumeBindingArgs (gate StorageCapacityScoring beta, on from 1.37)",
+    "VolumeBinding scores nodes by the free capacity of dynamically provisioned volumes; its args default "
+    "shape to [{0, 10}, {100, 0}] and accept shape (refused before)",
+    where="plugins/volumebinding/volume_binding.py (pre_score, score), config/plugin_args.py VolumeBindingArgs",
+)
 BATCH_RESCORES_HINTED_NODE = Change(
     "BatchRescoresHintedNode",
     V1_37,
@@ -332,6 +341,7 @@ CHANGES: tuple[Change, ...] = (
     BIND_RETRIES,
     NOMINATOR_EMPTY_OVERRIDE_CLEARS,
     VOLUME_LIMIT_SCALING,
+    STORAGE_CAPACITY_SCORING,
     BATCH_RESCORES_HINTED_NODE,
 )
 

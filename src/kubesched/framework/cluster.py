@@ -19,6 +19,10 @@ class BindConflictError(RuntimeError):
     """The pod is already bound or gone (409/404): forget the assumed pod, never bind twice."""
 
 
+class ObjectConflictError(RuntimeError):
+    """An update refused because the object changed since it was read (409), or is gone (404)."""
+
+
 class RetriableAPIError(RuntimeError):
     """An API error that upstream's ``util.Retriable`` retries (pkg/scheduler/util/utils.go): an
     InternalError, a ServiceUnavailable, or a refused connection. A backend raises it, with the
@@ -89,6 +93,10 @@ class ClusterBackend(Protocol):
         ...
 
     def update_object_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> None: ...
+
+    def update_object(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """See :meth:`kubesched.framework.interfaces.ClusterClient.update_object`."""
+        ...
 
     def submit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` asynchronously (a binding cycle): a thread in the real backend, a

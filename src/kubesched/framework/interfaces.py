@@ -390,6 +390,14 @@ class ClusterClient(Protocol):
 
     def update_object_status(self, obj: JSONObj, status: JSONObj) -> None: ...
 
+    def update_object(self, obj: JSONObj) -> JSONObj:
+        """Write back an object read from this client with its ``metadata.annotations`` and
+        ``spec`` changed (upstream: a client ``Update``; what VolumeBinding's PreBind writes).
+        Optimistic on ``metadata.resourceVersion``: raises
+        :class:`~kubesched.framework.cluster.ObjectConflictError` when the object changed since
+        it was read, or is gone. Returns the object as stored."""
+        ...
+
     def submit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` asynchronously: a thread against a real cluster, a zero-delay event in the simulator."""
         ...

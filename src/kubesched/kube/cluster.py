@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 
 from kubesched.framework.clock import Clock, rfc3339
-from kubesched.framework.cluster import BindConflictError, EventHandlers, RetriableAPIError
+from kubesched.framework.cluster import BindConflictError, EventHandlers, ObjectConflictError, RetriableAPIError
 from kubesched.framework.events import ActionType
 from kubesched.kube.client import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiError, KubeClient, ResourceType
 from kubesched.kube.events import EventRecorder
@@ -448,6 +448,25 @@ class KubeCluster:
             if not err.not_found:
                 raise
             self.client.patch(path, ops, JSON_PATCH)
+
+    def update_object(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """A JSON merge patch of ``metadata.annotations`` and ``spec`` carrying the object's
+        ``resourceVersion`` (which makes it conditional, like the Update upstream sends: 409 when
+        the object changed). Not a PUT: the informer's copy lacks the fields it trims (the
+        last-applied annotation, managedFields), which a PUT would delete."""
+        rt = self._resource_of(obj)
+        md = obj.get("metadata") or {}
+        body: dict[str, Any] = {
+            "metadata": {"resourceVersion": md.get("resourceVersion"), "annotations": md.get("annotations") or {}},
+            "spec": obj.get("spec") or {},
+        }
+        try:
+            stored = self.client.patch(rt.path(md.get("namespace"), md.get("name")), body, MERGE_PATCH)
+        except ApiError as err:
+            if err.conflict or err.not_found:
+                raise ObjectConflictError(err.message or str(err)) from err
+            raise
+        return {**trim_object(stored), "apiVersion": rt.api_version, "kind": rt.kind}
 
     def submit(self, fn: Callable[[], None]) -> None:
         """Run a binding cycle on the thread pool; refused (logged) once shutting down."""

@@ -28,8 +28,9 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.tainttoleration import TaintToleration
     from kubesched.plugins.tenancy import TenantIsolation
     from kubesched.plugins.tenantfairsort import TenantFairSort
+    from kubesched.plugins.volumebinding import VolumeBinding
     from kubesched.plugins.volumerestrictions import VolumeRestrictions
-    from kubesched.plugins.volumes import DynamicResources, VolumeBinding
+    from kubesched.plugins.volumes import DynamicResources
     from kubesched.plugins.volumezone import VolumeZone
     from kubesched.plugins.windowtransfer import WindowTransfer
 

@@ -1,26 +1,15 @@
-"""Honest stand-ins for the volume and DRA plugins of the default profile that kubesched does not
-implement yet: VolumeBinding and DynamicResources (upstream
-``pkg/scheduler/framework/plugins/{volumebinding,dynamicresources}``). VolumeZone,
-VolumeRestrictions and NodeVolumeLimits are real (``plugins/volumezone``,
-``plugins/volumerestrictions``, ``plugins/nodevolumelimits``); the remaining work is planned in
-docs/dev/volumes-plan.md (issue 15).
+"""An honest stand-in for DynamicResources, the DRA plugin of the default profile that kubesched
+does not implement yet (upstream ``pkg/scheduler/framework/plugins/dynamicresources``; issue 18).
 
-They exist so that upstream's default profile, and configurations naming these plugins at their
-usual extension points, load unchanged. What they do:
+It exists so that upstream's default profile, and configurations naming the plugin at its usual
+extension points, load unchanged. A pod without ``spec.resourceClaims`` is not concerned: PreFilter
+returns Skip, as upstream does for such pods, and every other point is a no-op. A pod with claims is
+rejected at PreFilter with UnschedulableAndUnresolvable and a message saying kubesched does not
+support them yet, rather than being placed on a node whose devices were never checked.
 
-* A pod without PersistentVolumeClaim volumes, generic ephemeral volumes (the volume plugins) or
-  ``spec.resourceClaims`` (DynamicResources) is not concerned: PreFilter returns Skip, as upstream
-  does for such pods, and every other point is a no-op (VolumeBinding's PreScore skips, its Score
-  is 0; DynamicResources' PostFilter adds no message, as upstream since kubernetes#129823).
-* A pod that has them is rejected at PreFilter with UnschedulableAndUnresolvable and a message
-  saying kubesched does not support them yet, rather than being placed on a node whose volumes or
-  devices were never checked.
-
-Knowingly not done (upstream does): PV/PVC binding and provisioning, storage capacity, and all of
-DRA (claims, allocation, device taints, extended resources backed by devices).
-
-These plugins register no cluster events: a pod they rejected can only become schedulable once
-kubesched supports its volumes, so it waits for the periodic flush instead of every event.
+Knowingly not done (upstream does): all of DRA (claims, allocation, device taints, extended
+resources backed by devices). The plugin registers no cluster events: a pod it rejected can only
+become schedulable once kubesched supports DRA, so it waits for the periodic flush.
 """
 
 from __future__ import annotations
@@ -28,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from kubesched.config.plugin_args import DynamicResourcesArgs, VolumeBindingArgs
+from kubesched.config.plugin_args import DynamicResourcesArgs
 from kubesched.config.releases import DEFAULT_RELEASE, NO_DRA_DEALLOCATE_REASON
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
@@ -40,113 +29,24 @@ from kubesched.framework.interfaces import (
     PreBindPreFlightPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
-    PreScorePlugin,
     ReservePlugin,
-    ScorePlugin,
 )
 from kubesched.framework.signature import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PostFilterResult, PreFilterResult
 from kubesched.plugins import names
-from kubesched.plugins.helper.volumes_signer import VolumesSigner
 
 __all__ = [
     "DynamicResources",
-    "VolumeBinding",
-    "pod_has_claimed_volumes",
     "pod_has_resource_claims",
 ]
 
-_VOLUMES_CACHE_KEY = "volumes/claimed"
 #: What upstream's DynamicResources PostFilter says for a pod without claims.
 NO_NEW_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 
 
-def pod_has_claimed_volumes(pod: PodInfo) -> bool:
-    """Does the pod use a PersistentVolumeClaim or a generic ephemeral volume? (cached per pod)"""
-    cached = pod.cache.get(_VOLUMES_CACHE_KEY)
-    if cached is None:
-        volumes = pod.spec.get("volumes") or []
-        cached = any(
-            isinstance(v, Mapping) and (v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None)
-            for v in volumes
-        )
-        pod.cache[_VOLUMES_CACHE_KEY] = cached
-    return bool(cached)
-
-
 def pod_has_resource_claims(pod: PodInfo) -> bool:
     return bool(pod.spec.get("resourceClaims"))
-
-
-def _unsupported_volumes(plugin: str) -> Status:
-    return Status(
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-        f"pod has PersistentVolumeClaim or ephemeral volumes, which kubesched does not support yet "
-        f"({plugin} is a stand-in)",
-    )
-
-
-class _VolumeStandIn(VolumesSigner, EnqueueExtensions, PreFilterPlugin, FilterPlugin):
-    """PreFilter + Filter: Skip pods without claimed volumes, reject the others."""
-
-    name = ""
-    args_type: type | None = None
-
-    def __init__(self, args: object = None, handle: Handle | None = None) -> None:
-        self.args = args
-        self.handle = handle
-
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        if not pod_has_claimed_volumes(pod):
-            return None, Status(Code.SKIP)
-        return None, _unsupported_volumes(self.name)
-
-    def pre_filter_extensions(self) -> None:
-        return None
-
-    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        # Reached only when PreFilter is disabled: reject the same pods here.
-        if pod_has_claimed_volumes(pod):
-            return _unsupported_volumes(self.name)
-        return None
-
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return []
-
-
-class VolumeBinding(_VolumeStandIn, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPreFlightPlugin):
-    """Also at PreScore/Score, Reserve and PreBind, as upstream's VolumeBinding."""
-
-    name = names.VOLUME_BINDING
-    args_type = VolumeBindingArgs
-
-    def __init__(self, args: VolumeBindingArgs | None = None, handle: Handle | None = None) -> None:
-        super().__init__(args or VolumeBindingArgs(), handle)
-
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        return Status(Code.SKIP)
-
-    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        return 0, None
-
-    def score_extensions(self) -> None:
-        return None
-
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        return None
-
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        return None
-
-    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        # Nothing to bind: pods with claims never get this far (rejected at PreFilter).
-        return Status(Code.SKIP)
-
-    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        return Status(Code.SKIP)
 
 
 class DynamicResources(

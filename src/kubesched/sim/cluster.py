@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.clock import VirtualClock, rfc3339
-from kubesched.framework.cluster import BindConflictError, EventHandlers
+from kubesched.framework.cluster import BindConflictError, EventHandlers, ObjectConflictError
 from kubesched.framework.events import ActionType
 from kubesched.sim.manifests import DURATION_ANNOTATION, ClusterObjects, parse_duration
 
@@ -51,6 +51,10 @@ class SimCluster:
         #: Every pod ever created, by key, with the lifecycle facts a report needs.
         self.history: dict[str, dict[str, Any]] = {}
         self.bind_count: dict[str, int] = {}
+        #: resourceVersions the simulator hands out on updates (loaded objects keep theirs).
+        self._rv = 0
+        #: Simulated controllers: called with (kind, old, new) after each object add or update.
+        self.object_watchers: list[Callable[[str, dict[str, Any] | None, dict[str, Any]], None]] = []
 
     def add_event_handlers(self, handlers: EventHandlers) -> None:
         self.handlers = handlers
@@ -86,6 +90,8 @@ class SimCluster:
         store[_key(obj)] = obj
         if self.handlers is not None:
             self._s.on_object_event(kind, ActionType.ADD if old is None else ActionType.UPDATE_OTHER, old, obj)
+        for watcher in list(self.object_watchers):
+            watcher(kind, old, obj)
 
     def delete_object(self, api_version: str, kind: str, obj: Mapping[str, Any]) -> None:
         old = self.objects.get((api_version, kind), {}).pop(_key(obj), None)
@@ -124,6 +130,39 @@ class SimCluster:
             return
         new = {**cur, "status": dict(status)}
         store[_key(obj)] = new
+
+    def store_object(self, api_version: str, kind: str, obj: dict[str, Any]) -> None:
+        """Create or replace an object with a fresh resourceVersion (the simulated controllers' writes)."""
+        self._rv += 1
+        obj.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
+        self.create_object(api_version, kind, obj)
+
+    def update_object(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Replace a stored object (not a pod or node), optimistic on its resourceVersion; the
+        stored copy gets a new resourceVersion and the update is an event, as from an informer.
+        The simulated controllers (:mod:`kubesched.sim.pv_controller`) react before it returns."""
+        av, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+        store = self.objects.get((av, kind), {})
+        key = _key(obj)
+        cur = store.get(key)
+        if cur is None:
+            raise ObjectConflictError(f'{kind} "{key}" not found')
+        given = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        stored = str((cur.get("metadata") or {}).get("resourceVersion") or "")
+        if given != stored:
+            raise ObjectConflictError(
+                f'Operation cannot be fulfilled on {kind} "{key}": the object has been modified; '
+                "please apply your changes to the latest version and try again"
+            )
+        self._rv += 1
+        new = copy.deepcopy(dict(obj))
+        new.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
+        store[key] = new
+        if self.handlers is not None:
+            self._s.on_object_event(kind, ActionType.UPDATE_OTHER, cur, new)
+        for watcher in list(self.object_watchers):
+            watcher(kind, cur, new)
+        return new
 
     def add_node(self, node: dict[str, Any]) -> None:
         self.nodes[node["metadata"]["name"]] = node

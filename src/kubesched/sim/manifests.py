@@ -815,9 +815,14 @@ def apply_storage_defaults(kind: str, obj: dict[str, Any]) -> None:
     """What the API server's defaulting sets on a storage object it creates (pkg/apis/core/v1/defaults.go
     ``SetDefaults_PersistentVolume``, ``SetDefaults_PersistentVolumeClaim(Spec)``; pkg/apis/storage/v1/
     defaults.go ``SetDefaults_StorageClass``, ``SetDefaults_CSIDriver``). Gated CSIDriver fields
-    (seLinuxMount, preventPodSchedulingIfMissing) are left unset: unset and false read the same."""
+    (seLinuxMount, preventPodSchedulingIfMissing) are left unset: unset and false read the same.
+    Every object gets a UID, as on creation (a PV's claimRef names its claim's), derived from its
+    kind, namespace and name so that runs repeat."""
+    md = obj.setdefault("metadata", {})
     if STORAGE_KINDS[kind][1]:
-        obj.setdefault("metadata", {}).setdefault("namespace", "default")
+        md.setdefault("namespace", "default")
+    seed = f"kubesched-sim/{kind}/{md.get('namespace', '')}/{md.get('name')}"
+    md.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, seed)))
     if kind == "StorageClass":
         obj.setdefault("reclaimPolicy", "Delete")
         obj.setdefault("volumeBindingMode", "Immediate")

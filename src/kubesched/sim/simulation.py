@@ -25,6 +25,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
+from kubesched.sim import pv_controller
 from kubesched.sim.cluster import SimCluster
 
 #: The default start of the virtual clock: 2026-01-01T00:00:00Z (documented in the CLI help).
@@ -139,7 +140,8 @@ def new_simulation(
     cluster_factory: Callable[[VirtualClock], Any] = SimCluster,
     feature_gates: FeatureGates | None = None,
 ) -> Simulation[Any]:
-    """A virtual clock at ``start`` (or ``clock``), an empty cluster on it and the scheduler.
+    """A virtual clock at ``start`` (or ``clock``), an empty cluster on it (with a simulated PV
+    controller, :mod:`kubesched.sim.pv_controller`) and the scheduler.
 
     ``seed`` seeds the scheduler's tie-breaks; None (the Scheduler's default) draws a fresh one.
     ``feature_gates``: ``--feature-gates`` (every gate at its release's default when None).
@@ -150,6 +152,8 @@ def new_simulation(
     """
     clock = clock if clock is not None else VirtualClock(start)
     cluster = cluster_factory(clock)
+    if isinstance(cluster, SimCluster):
+        pv_controller.install(cluster)  # binds and provisions claims, as kube-controller-manager
     sched = Scheduler(
         config, registry, cluster, clock, seed=seed, tie_break=tie_break, feature_gates=feature_gates
     )

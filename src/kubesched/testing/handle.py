@@ -13,10 +13,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.framework.clock import Clock, VirtualClock
+from kubesched.framework.cluster import ObjectConflictError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEvent
 from kubesched.framework.interfaces import Handle, PluginMetrics
@@ -89,6 +90,21 @@ class FakeClient:
 
     def update_object_status(self, obj: JSONObj, status: JSONObj) -> None:
         self.calls.append(("update_object_status", obj))
+
+    def update_object(self, obj: JSONObj) -> Obj:
+        """Replace the stored object of the same kind, namespace and name (recorded in ``calls``)."""
+        self.calls.append(("update_object", obj))
+        md = cast("Mapping[str, object]", obj.get("metadata") or {})
+        for i, o in enumerate(self.objects):
+            meta = cast("Mapping[str, object]", o.get("metadata") or {})
+            if (
+                o.get("kind") == obj.get("kind")
+                and meta.get("name") == md.get("name")
+                and (meta.get("namespace") or "") == (md.get("namespace") or "")
+            ):
+                self.objects[i] = dict(obj)
+                return self.objects[i]
+        raise ObjectConflictError(f'{obj.get("kind")} "{md.get("name")}" not found')
 
     def submit(self, fn: Callable[[], None]) -> None:
         fn()

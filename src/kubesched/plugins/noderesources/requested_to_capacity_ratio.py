@@ -9,43 +9,15 @@ score 0 are left out of the weighted mean, which is rounded half away from zero 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from kubesched.config.plugin_args import MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec, UtilizationShapePoint
-from kubesched.framework.interfaces import MAX_NODE_SCORE
+from kubesched.config.plugin_args import ResourceSpec, UtilizationShapePoint
+from kubesched.plugins.helper.shape_score import FunctionShapePoint, build_broken_linear_function, scaled_shape
 
-from .resource_allocation import I64, BatchScorer, Scorer, div_trunc, div_trunc_array, round_half_away
+from .resource_allocation import I64, BatchScorer, Scorer, div_trunc_array, round_half_away
 
 MAX_UTILIZATION = 100
-
-
-@dataclass(frozen=True)
-class FunctionShapePoint:
-    """Upstream ``helper.FunctionShapePoint``."""
-
-    utilization: int
-    score: int
-
-
-def build_broken_linear_function(shape: Sequence[FunctionShapePoint]) -> Callable[[int], int]:
-    """Upstream ``BuildBrokenLinearFunction``: shape[0] below the first point, the last above the last,
-    linear (Go integer division) in between."""
-    points = tuple(shape)
-
-    def f(p: int) -> int:
-        for i, pt in enumerate(points):
-            if p <= pt.utilization:
-                if i == 0:
-                    return points[0].score
-                prev = points[i - 1]
-                return prev.score + div_trunc(
-                    (pt.score - prev.score) * (p - prev.utilization), pt.utilization - prev.utilization
-                )
-        return points[-1].score
-
-    return f
 
 
 def build_broken_linear_function_batch(shape: Sequence[FunctionShapePoint]) -> Callable[[I64], I64]:
@@ -67,12 +39,6 @@ def build_broken_linear_function_batch(shape: Sequence[FunctionShapePoint]) -> C
         return out
 
     return f
-
-
-def scaled_shape(shape: Sequence[UtilizationShapePoint]) -> list[FunctionShapePoint]:
-    return [
-        FunctionShapePoint(p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for p in shape
-    ]
 
 
 def requested_to_capacity_ratio_scorer(

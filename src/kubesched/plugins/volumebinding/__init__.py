@@ -1,0 +1,5 @@
+"""VolumeBinding."""
+
+from .volume_binding import VolumeBinding
+
+__all__ = ["VolumeBinding"]
