@@ -288,6 +288,20 @@ class SchedulerMetrics:
             ["queue", "event"],
             registry=r,
         )
+        # VolumeBinding (volumebinding/metrics/metrics.go); the cache counter is registered and
+        # never incremented, as upstream's.
+        self.volume_scheduling_stage_errors = Counter(
+            "scheduler_volume_scheduling_stage_error",
+            "Volume scheduling stage error count",
+            ["operation"],
+            registry=r,
+        )
+        self.volume_binder_cache_requests = Counter(
+            "scheduler_volume_binder_cache_requests",
+            "Total number for request volume binding cache",
+            ["operation"],
+            registry=r,
+        )
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts",
             "Total preemption attempts in the cluster till now",
@@ -522,6 +536,10 @@ class SchedulerMetrics:
         if since_first_attempt is not None:
             label = str(attempts) if attempts < 15 else "15+"
             self._child(self.sli_duration, label).observe(since_first_attempt)
+
+    def volume_scheduling_stage_failed(self, operation: str) -> None:
+        """VolumeBinding failed at ``operation`` (predicate, assume or bind); thread-safe."""
+        self.volume_scheduling_stage_errors.labels(operation).inc()
 
     def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
         """One background preemption finished (``result``: success or error); thread-safe."""

@@ -430,6 +430,10 @@ class PluginMetrics(Protocol):
         """One background preemption finished (``result``: success or error)."""
         ...
 
+    def volume_scheduling_stage_failed(self, operation: str) -> None:
+        """``scheduler_volume_scheduling_stage_error_total{operation}`` (VolumeBinding)."""
+        ...
+
 
 class Handle(Protocol):
     """Everything a plugin may use of the scheduler (upstream ``framework.Handle``): what its

@@ -167,6 +167,11 @@ class VolumeBinding(
             bind_timeout=float(self.args.bind_timeout_seconds),
         )
 
+    def _stage_failed(self, operation: str) -> None:
+        metrics = self.handle.metrics if self.handle is not None else None
+        if metrics is not None:
+            metrics.volume_scheduling_stage_failed(operation)
+
     # -- PreFilter ------------------------------------------------------------------------------
     def _pod_has_pvcs(self, pod: PodInfo) -> tuple[bool, str | None]:
         """``podHasPVCs``: whether the pod has claims, and the first problem with them."""
@@ -227,6 +232,7 @@ class VolumeBinding(
         try:
             pod_volumes, reasons = self.binder.find_pod_volumes(s.claims, node_info.name, node_info.labels)
         except BinderError as err:
+            self._stage_failed("predicate")
             return Status(Code.ERROR, str(err))
         if reasons:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
@@ -303,6 +309,7 @@ class VolumeBinding(
         try:
             s.all_bound = self.binder.assume_pod_volumes(pod.pod, volumes_of(pod), node_name, pod_volumes)
         except BinderError as err:
+            self._stage_failed("assume")
             return Status(Code.ERROR, str(err))
         return None
 
@@ -336,6 +343,7 @@ class VolumeBinding(
         try:
             self.binder.bind_pod_volumes(pod.pod, node_name, pod_volumes)
         except BinderError as err:
+            self._stage_failed("bind")
             return Status(Code.ERROR, str(err))
         return None
 
