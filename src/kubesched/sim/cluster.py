@@ -55,6 +55,8 @@ class SimCluster:
         self._rv = 0
         #: Simulated controllers: called with (kind, old, new) after each object add or update.
         self.object_watchers: list[Callable[[str, dict[str, Any] | None, dict[str, Any]], None]] = []
+        #: Simulated controllers that act on a new pod before the scheduler sees it.
+        self.pod_created_hooks: list[Callable[[dict[str, Any]], None]] = []
 
     def add_event_handlers(self, handlers: EventHandlers) -> None:
         self.handlers = handlers
@@ -195,6 +197,8 @@ class SimCluster:
             "message": None,
             "schedulerName": (pod.get("spec") or {}).get("schedulerName", "default-scheduler"),
         }
+        for hook in list(self.pod_created_hooks):
+            hook(pod)
         self._s.on_pod_add(pod)
         if (pod.get("spec") or {}).get("nodeName"):
             self._schedule_completion(pod)

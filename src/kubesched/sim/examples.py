@@ -21,6 +21,7 @@ SUMMARIES = {
     "fair-share": "fair share between tenants in the queue (dominant resource share)",
     "gpu": "GPU topology (NVLink groups, NUMA) and GPU sharing with FGD scoring",
     "gang": "gangs that start whole or not at all (PodGroups, Coscheduling)",
+    "volumes": "StatefulSets on local disks, volumes provisioned where their class allows",
     "plugins": "an out-of-tree plugin: its package, a custom main and its configuration",
 }
 

@@ -7,6 +7,8 @@ StorageClass the simulator stores:
 * a new PV without a claim becomes ``Available``;
 * a claim of a class that binds immediately (or of no class) is bound to the smallest matching
   available PV, or, when none matches and the class has a provisioner, to a new PV provisioned for it;
+* a pod's generic ephemeral volumes get their claims from the templates, owned by the pod (the
+  ephemeral volume controller);
 * a claim waiting for its first consumer is left to the scheduler: once VolumeBinding's PreBind
   writes a PV's ``claimRef`` to it, the binding is completed; once it writes the claim's
   ``volume.kubernetes.io/selected-node``, a PV is provisioned for that node.
@@ -44,7 +46,7 @@ from kubesched.api.storage import (
 if TYPE_CHECKING:
     from kubesched.sim.cluster import SimCluster
 
-__all__ = ["PVController", "install"]
+__all__ = ["PVController", "create_ephemeral_claims", "install"]
 
 log = logging.getLogger("kubesched.sim")
 
@@ -210,8 +212,49 @@ class PVController:
         return {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}
 
 
+def create_ephemeral_claims(cluster: SimCluster, pod: Mapping[str, Any]) -> None:
+    """The ephemeral volume controller (pkg/controller/volume/ephemeral): for each generic
+    ephemeral volume of a new pod, the claim ``<pod>-<volume>`` from its template, owned by the pod.
+    Done before the scheduler sees the pod (the real controller races it; the scheduler then
+    waits for the claim's Add event)."""
+    md = pod.get("metadata") or {}
+    namespace = str(md.get("namespace") or "default")
+    for vol in (pod.get("spec") or {}).get("volumes") or []:
+        eph = vol.get("ephemeral") if isinstance(vol, Mapping) else None
+        if not isinstance(eph, Mapping):
+            continue
+        name = f"{md.get('name')}-{vol.get('name')}"
+        if cluster.get_object(CORE, "PersistentVolumeClaim", namespace, name) is not None:
+            continue
+        raw = eph.get("volumeClaimTemplate")
+        template: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        raw_md = template.get("metadata")
+        tmd: Mapping[str, Any] = raw_md if isinstance(raw_md, Mapping) else {}
+        claim: dict[str, Any] = {
+            "apiVersion": CORE,
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": f"{md.get('uid', '')}-{vol.get('name')}",
+                "labels": dict(tmd.get("labels") or {}),
+                "annotations": dict(tmd.get("annotations") or {}),
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": md.get("name"), "uid": md.get("uid"),
+                     "controller": True, "blockOwnerDeletion": True}
+                ],
+            },
+            "spec": copy.deepcopy(dict(template.get("spec") or {})),
+            "status": {"phase": "Pending"},
+        }
+        claim["spec"].setdefault("volumeMode", "Filesystem")
+        cluster.store_object(CORE, "PersistentVolumeClaim", claim)
+
+
 def install(cluster: SimCluster) -> PVController:
-    """Run a simulated PV controller in ``cluster`` (before loading objects, so it sees them all)."""
+    """Run a simulated PV controller and ephemeral volume controller in ``cluster`` (before
+    loading objects, so they see them all)."""
     controller = PVController(cluster)
     cluster.object_watchers.append(controller.on_change)
+    cluster.pod_created_hooks.append(lambda pod: create_ephemeral_claims(cluster, pod))
     return controller
