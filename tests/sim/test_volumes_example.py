@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from kubesched.config import load_config
-from kubesched.sim.manifests import load_manifests
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.sim.manifests import load_manifests
 from kubesched.sim.runner import simulate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "volumes"
