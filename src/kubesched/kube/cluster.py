@@ -456,6 +456,8 @@ class KubeCluster:
         last-applied annotation, managedFields), which a PUT would delete."""
         rt = self._resource_of(obj)
         md = obj.get("metadata") or {}
+        if self.may_bind is not None and not self.may_bind():  # fenced as bindings are
+            raise ObjectConflictError(f"not writing {rt.kind} {md.get('name')}: no longer leading")
         body: dict[str, Any] = {
             "metadata": {"resourceVersion": md.get("resourceVersion"), "annotations": md.get("annotations") or {}},
             "spec": obj.get("spec") or {},
