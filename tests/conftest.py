@@ -5,7 +5,9 @@ Control-plane tests fail (not skip) in CI by themselves; this catches every othe
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,6 +15,27 @@ import pytest
 ALLOWED_SKIP_REASONS: tuple[str, ...] = ()
 
 _bad_skips: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Undo what a test's CLI run does to logging (``-v``/klog set levels and handlers), so that a
+    later test's ``caplog`` sees only what it asked for, whatever the order tests run in."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    named = {
+        name: lg.level
+        for name, lg in logging.Logger.manager.loggerDict.items()
+        if isinstance(lg, logging.Logger) and name.startswith(("kubesched", "httpx", "httpcore"))
+    }
+    yield
+    root.setLevel(level)
+    for h in list(root.handlers):
+        if h not in handlers:
+            root.removeHandler(h)
+    for name, lg in logging.Logger.manager.loggerDict.items():
+        if isinstance(lg, logging.Logger) and name.startswith(("kubesched", "httpx", "httpcore")):
+            lg.setLevel(named.get(name, logging.NOTSET))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
