@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build a real control plane (etcd, kube-apiserver, kube-scheduler; kwok and helm on request) from
+# Build a real control plane (etcd, kube-apiserver, kube-scheduler; kube-controller-manager, kwok
+# and helm on request) from
 # the Go module proxy, for kubesched's e2e tests, chart tests and benchmarks. One Kubernetes release
 # per run: the default one, or any other supported release (--k8s-version), each in its own directory.
 #
@@ -17,9 +18,11 @@
 # the Kubernetes release: they are built once into $CACHE/tools/ and symlinked into each release's
 # directory that asks for them, so every release directory looks alike to the tests.
 #
-# Usage: scripts/controlplane.sh [--k8s-version vX.Y.Z] [--with-kwok] [--with-helm] [--force]
+# Usage: scripts/controlplane.sh [--k8s-version vX.Y.Z] [--with-kcm] [--with-kwok] [--with-helm] [--force]
 #                                [--print-dir] [--list-versions]
 #   --k8s-version   the Kubernetes release to build: v1.37.2 (the default) or v1.35.4
+#   --with-kcm      also build kube-controller-manager (the PV controller of the volume e2e tests),
+#                   from the same k8s.io/kubernetes module as kube-apiserver
 #   --with-kwok     also build kwok (fake kubelets: nodes stay Ready, bound pods turn Running) and
 #                   write its default stages to kwok-stages.yaml (its --config)
 #   --with-helm     also build helm v3 (tests/e2e/test_chart.py: helm lint and helm template)
@@ -29,6 +32,7 @@
 # Environment:
 #   KUBESCHED_K8S_VERSION          same as --k8s-version (the flag wins)
 #   KUBESCHED_CONTROLPLANE_CACHE   cache root (default: $HOME/.cache/kubesched/controlplane)
+#   KUBESCHED_CONTROLPLANE_KCM=1   same as --with-kcm
 #   KUBESCHED_CONTROLPLANE_KWOK=1  same as --with-kwok
 #   KUBESCHED_CONTROLPLANE_HELM=1  same as --with-helm
 #   KUBESCHED_BUILD_JOBS           go build -p and GOMAXPROCS (default: 2)
@@ -54,6 +58,7 @@ TOOLS_DIR=$CACHE_ROOT/tools  # kwok and helm, shared by the release directories
 K8S_VERSION=${KUBESCHED_K8S_VERSION:-$DEFAULT_K8S_VERSION}
 JOBS=${KUBESCHED_BUILD_JOBS:-2}
 NICE=${KUBESCHED_BUILD_NICE:-10}
+WITH_KCM=${KUBESCHED_CONTROLPLANE_KCM:-0}
 WITH_KWOK=${KUBESCHED_CONTROLPLANE_KWOK:-0}
 WITH_HELM=${KUBESCHED_CONTROLPLANE_HELM:-0}
 FORCE=0
@@ -64,6 +69,7 @@ while [[ $# -gt 0 ]]; do
     --k8s-version) [[ $# -ge 2 ]] || { echo "controlplane.sh: --k8s-version needs a value" >&2; exit 2; }
                    K8S_VERSION=$2; shift ;;
     --k8s-version=*) K8S_VERSION=${1#*=} ;;
+    --with-kcm) WITH_KCM=1 ;;
     --with-kwok) WITH_KWOK=1 ;;
     --with-helm) WITH_HELM=1 ;;
     --force) FORCE=1 ;;
@@ -82,6 +88,7 @@ if [[ -z ${K8S_GO[$K8S_VERSION]+set} ]]; then
 fi
 BIN_DIR=$CACHE_ROOT/$K8S_VERSION
 GO_NEEDED=${K8S_GO[$K8S_VERSION]}
+[[ $WITH_KCM == 1 ]] || WITH_KCM=0
 [[ $WITH_KWOK == 1 ]] || WITH_KWOK=0
 [[ $WITH_HELM == 1 ]] || WITH_HELM=0
 
@@ -97,15 +104,18 @@ FLAGS="-trimpath -ldflags=-s -w"
 # only when its binaries are missing or were built from something else.
 declare -A STAMP=(
   [kubernetes]="k8s.io/kubernetes $K8S_VERSION staging $STAGING_VERSION $FLAGS version-stamped"
+  [kcm]="k8s.io/kubernetes/cmd/kube-controller-manager $K8S_VERSION staging $STAGING_VERSION $FLAGS version-stamped"
   [etcd]="go.etcd.io/etcd/server/v3 $ETCD_VERSION $FLAGS"
   [kwok]="sigs.k8s.io/kwok/cmd/kwok $KWOK_VERSION $FLAGS stages=node/fast,node/heartbeat,pod/fast"
   [helm]="helm.sh/helm/v3/cmd/helm $HELM_VERSION $FLAGS version-stamped"
 )
-declare -A PRODUCES=([kubernetes]="kube-apiserver kube-scheduler" [etcd]="etcd" [kwok]="kwok" [helm]="helm")
-declare -A DATA=([kubernetes]="" [etcd]="" [kwok]="kwok-stages.yaml" [helm]="")
+declare -A PRODUCES=([kubernetes]="kube-apiserver kube-scheduler" [kcm]="kube-controller-manager" [etcd]="etcd"
+                     [kwok]="kwok" [helm]="helm")
+declare -A DATA=([kubernetes]="" [kcm]="" [etcd]="" [kwok]="kwok-stages.yaml" [helm]="")
 # Where each component's files and stamp live: its release's directory, or the shared tools one.
-declare -A HOME_DIR=([kubernetes]=$BIN_DIR [etcd]=$BIN_DIR [kwok]=$TOOLS_DIR [helm]=$TOOLS_DIR)
+declare -A HOME_DIR=([kubernetes]=$BIN_DIR [kcm]=$BIN_DIR [etcd]=$BIN_DIR [kwok]=$TOOLS_DIR [helm]=$TOOLS_DIR)
 COMPONENTS=(etcd kubernetes)
+if [[ $WITH_KCM == 1 ]]; then COMPONENTS+=(kcm); fi
 if [[ $WITH_KWOK == 1 ]]; then COMPONENTS+=(kwok); fi
 if [[ $WITH_HELM == 1 ]]; then COMPONENTS+=(helm); fi
 
@@ -174,7 +184,7 @@ for c in "${COMPONENTS[@]}"; do
   if [[ $FORCE == 1 ]] || ! is_built "$c"; then TODO+=("$c"); fi
 done
 if [[ ${#TODO[@]} == 0 ]]; then
-  log "cache is warm ($K8S_VERSION, etcd $ETCD_VERSION$([[ $WITH_KWOK == 1 ]] && echo ", kwok $KWOK_VERSION")$([[ $WITH_HELM == 1 ]] && echo ", helm $HELM_VERSION")); nothing to build"
+  log "cache is warm ($K8S_VERSION$([[ $WITH_KCM == 1 ]] && echo " with kube-controller-manager"), etcd $ETCD_VERSION$([[ $WITH_KWOK == 1 ]] && echo ", kwok $KWOK_VERSION")$([[ $WITH_HELM == 1 ]] && echo ", helm $HELM_VERSION")); nothing to build"
   finish
   exit 0
 fi
@@ -205,8 +215,12 @@ mkdir -p "$STAGE"
 GO=(nice -n "$NICE" go)
 BUILD=("${GO[@]}" build -p "$JOBS" -trimpath)
 
-# --- kube-apiserver + kube-scheduler -----------------------------------------------------------
-build_kubernetes() {
+# --- kube-apiserver + kube-scheduler (+ kube-controller-manager) ---------------------------------
+# The scratch module and the version ldflags, made once per run (both builds use them).
+K8S_MOD=""
+K8S_LDFLAGS=""
+prepare_kubernetes() {
+  [[ -z $K8S_MOD ]] || return 0
   local mod=$WORK/kubernetes
   mkdir -p "$mod"
   log "fetching k8s.io/kubernetes@$K8S_VERSION metadata"
@@ -233,7 +247,7 @@ build_kubernetes() {
     while read -r m; do printf '\t%s => %s %s\n' "$m" "$m" "$STAGING_VERSION"; done <<<"$staging"
     echo ")"
   } >"$mod/go.mod"
-  # A blank-import file keeps the two commands' packages in the module graph for `go mod tidy`.
+  # A blank-import file keeps the commands' packages in the module graph for `go mod tidy`.
   cat >"$mod/tools.go" <<'EOF'
 //go:build tools
 
@@ -241,6 +255,7 @@ package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )
 EOF
@@ -254,11 +269,25 @@ EOF
       ldflags+=" -X $pkg.$x"
     done
   done
+  K8S_MOD=$mod
+  K8S_LDFLAGS=$ldflags
+}
+
+build_kubernetes() {
+  prepare_kubernetes
   log "building kube-apiserver and kube-scheduler $K8S_VERSION (the long part)"
   local t0=$SECONDS
-  (cd "$mod" && "${BUILD[@]}" -ldflags="$ldflags" -o "$STAGE/" \
+  (cd "$K8S_MOD" && "${BUILD[@]}" -ldflags="$K8S_LDFLAGS" -o "$STAGE/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler)
   log "kubernetes built in $((SECONDS - t0)) s"
+}
+
+build_kcm() {
+  prepare_kubernetes
+  log "building kube-controller-manager $K8S_VERSION"
+  local t0=$SECONDS
+  (cd "$K8S_MOD" && "${BUILD[@]}" -ldflags="$K8S_LDFLAGS" -o "$STAGE/" k8s.io/kubernetes/cmd/kube-controller-manager)
+  log "kube-controller-manager built in $((SECONDS - t0)) s"
 }
 
 # --- etcd ----------------------------------------------------------------------------------------
@@ -367,6 +396,7 @@ for c in "${TODO[@]}"; do
   case $c in
     etcd) build_etcd ;;
     kubernetes) build_kubernetes ;;
+    kcm) build_kcm ;;
     kwok) build_kwok ;;
     helm) build_helm ;;
   esac

@@ -8,7 +8,8 @@ python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 if command -v go >/dev/null 2>&1; then
   # --with-kwok: tests/e2e/test_controlplane.py runs kwok's fake kubelets, and in CI a skip fails.
   # --with-helm: tests/deploy/test_chart.py lints and renders the Helm chart (a skip fails in CI too).
-  bin_dir=$(scripts/ci-controlplane.sh --with-kwok --with-helm | tail -n 1)
+  # --with-kcm: tests/e2e/test_kube_volume_binding.py runs kube-controller-manager's PV controller.
+  bin_dir=$(scripts/ci-controlplane.sh --with-kcm --with-kwok --with-helm | tail -n 1)
   export KUBESCHED_CONTROLPLANE_BIN="$bin_dir"
 else
   echo "Go not found: the control-plane (e2e) tests will be skipped; install Go >= 1.24 to run them." >&2

@@ -103,6 +103,11 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"
 DEFAULT_DISABLED_ADMISSION_PLUGINS: tuple[str, ...] = ("ServiceAccount", "TaintNodesByCondition")
 
 
+#: kube-controller-manager's controllers the volume tests need (cmd/kube-controller-manager/names,
+#: the same names in v1.35 and v1.37).
+PV_CONTROLLERS = ("persistentvolume-binder-controller", "ephemeral-volume-controller")
+
+
 class ControlPlaneError(RuntimeError):
     """etcd or kube-apiserver failed to start or to become ready."""
 
@@ -127,6 +132,8 @@ class Binaries:
     kwok: Path | None
     #: kwok's default Stage objects (``--config``), written next to kwok by the build script.
     kwok_stages: Path | None = None
+    #: Built with ``scripts/controlplane.sh --with-kcm``.
+    kube_controller_manager: Path | None = None
 
 
 def default_cache_dir() -> Path:
@@ -151,7 +158,13 @@ def _binaries_in(directory: Path) -> Binaries | None:
         return None
     stages = directory / "kwok-stages.yaml"
     return Binaries(
-        directory, etcd, apiserver, exe("kube-scheduler"), exe("kwok"), stages if stages.is_file() else None
+        directory,
+        etcd,
+        apiserver,
+        exe("kube-scheduler"),
+        exe("kwok"),
+        stages if stages.is_file() else None,
+        exe("kube-controller-manager"),
     )
 
 
@@ -716,6 +729,40 @@ class ControlPlane:
         kwargs.setdefault("log_path", self.workdir / f"kube-scheduler-{secrets.token_hex(3)}.log")
         kwargs.setdefault("binary", self.binaries.kube_scheduler)
         proc = start_kube_scheduler(config_path, kubeconfig, **kwargs)
+        self._children.append(proc)
+        return proc
+
+    def start_controller_manager(
+        self,
+        controllers: Sequence[str] = PV_CONTROLLERS,
+        *,
+        extra_args: Sequence[str] = (),
+    ) -> subprocess.Popen[bytes]:
+        """Run the real kube-controller-manager (built with ``scripts/controlplane.sh --with-kcm``)
+        with only ``controllers`` (by default the PV binder and the ephemeral volume controller, for
+        the volume tests), as the admin user (the harness has no ServiceAccount token signer, so
+        ``--use-service-account-credentials`` is off), no leader election and no serving port. The
+        caller may stop it; ``stop()`` does otherwise."""
+        binary = self.binaries.kube_controller_manager
+        if binary is None:
+            raise ControlPlaneNotBuiltError(
+                "kube-controller-manager not built: run scripts/controlplane.sh --with-kcm"
+            )
+        argv = [
+            str(binary),
+            f"--kubeconfig={self.kubeconfig_path}",
+            f"--controllers={','.join(controllers)}",
+            "--use-service-account-credentials=false",
+            "--leader-elect=false",
+            "--secure-port=0",
+            # The PV binder resyncs every 15 s by default; react as fast as the informers allow.
+            "--pvclaimbinder-sync-period=1s",
+            *extra_args,
+        ]
+        with (self.workdir / f"kube-controller-manager-{secrets.token_hex(3)}.log").open("ab") as log:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         self._children.append(proc)
         return proc
 
