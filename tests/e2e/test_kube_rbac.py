@@ -242,6 +242,35 @@ def test_deploy_rbac_is_enough_to_schedule(
         assert api.get_pod(ns, "victim") is None
         assert api.events(ns, reason="Preempted", regarding="victim")
 
+        # VolumeBinding: PreBind patches the PV's claimRef (patch of persistentvolumes, which
+        # system:volume-scheduler grants); kube-controller-manager's PV controller completes it.
+        kcm = control_plane.start_controller_manager()
+        try:
+            api.node("n-2", cpu="2")
+            cls, pv = unique("local"), unique("local-pv")
+            api.ok(api.c.post("/apis/storage.k8s.io/v1/storageclasses", json={
+                "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": cls},
+                "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}))
+            api.ok(api.c.post("/api/v1/persistentvolumes", json={
+                "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv},
+                "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": cls,
+                         "local": {"path": "/mnt/disk"},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                             {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n-2"]}]}]}}}}))
+            api.ok(api.c.post(f"/api/v1/namespaces/{ns}/persistentvolumeclaims", json={
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": cls,
+                         "resources": {"requests": {"storage": "1Gi"}}}}))
+            api.pod(ns, "with-claim", scheduler=sched, cpu="100m",
+                    extra_spec={"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]})
+            eventually(lambda: api.node_of(ns, "with-claim") == "n-2", "the pod with a claim bound to its PV's node",
+                       timeout=90)
+            claim = api.ok(api.c.get(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/data"))
+            assert (claim["spec"]["volumeName"], claim["status"]["phase"]) == (pv, "Bound")
+        finally:
+            kcm.terminate()
+            kcm.wait(30)
+
         # The secure port: health always allowed; /metrics authenticates the bearer token with a
         # TokenReview (a failed review would be 401) and asks a SubjectAccessReview, which says
         # no for this ServiceAccount (no get on the non-resource URL /metrics): 403.
