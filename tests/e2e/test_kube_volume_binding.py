@@ -1,5 +1,6 @@
 """Pods with claims on the real API server with kube-controller-manager's PV controller, scheduled by
-kube-scheduler v1.37.2 and by kubesched in turn, each with the default profile (all four volume
+kube-scheduler and by kubesched in turn (v1.35.4 and v1.37.2, each with its own control plane and
+kubesched at that ``--emulated-version``), each with the default profile (all four volume
 plugins): the same node, or the same FailedScheduling message. Upstream:
 framework/plugins/volumebinding/{volume_binding,binder}.go, volumezone/volume_zone.go,
 volumerestrictions/volume_restrictions.go, nodevolumelimits/csi.go. Hand-traced:
@@ -30,6 +31,7 @@ import pytest
 import yaml
 from test_kube_support import Api, InProcessScheduler, eventually, free_port, unique
 
+from kubesched.config.releases import NO_DRA_DEALLOCATE_REASON, V1_35, V1_37, Release
 from kubesched.kube.controlplane import ControlPlane, require_binaries, start_kube_scheduler
 
 pytestmark = pytest.mark.controlplane
@@ -38,6 +40,7 @@ ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 DRIVER = "ebs.csi.aws.com"
 NOT_HELPFUL = "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+NO_VICTIMS = "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
 
 
 def _config(name: str) -> dict[str, Any]:
@@ -49,11 +52,12 @@ def _config(name: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def cp() -> Iterator[ControlPlane]:
-    with ControlPlane(require_binaries("v1.37")) as plane:
+@pytest.fixture(scope="module", params=[V1_35, V1_37], ids=str)
+def cp(request: pytest.FixtureRequest) -> Iterator[tuple[Release, ControlPlane]]:
+    release: Release = request.param
+    with ControlPlane(require_binaries(f"v{release}")) as plane:
         plane.start_controller_manager()
-        yield plane
+        yield release, plane
 
 
 def _class(api: Api, name: str, provisioner: str, topology_zone: str | None = None) -> None:
@@ -208,8 +212,9 @@ def _healthy(port: int) -> bool:
         return False
 
 
-def test_pods_with_claims_as_kube_scheduler(cp: ControlPlane, tmp_path: Path) -> None:
-    with cp.admin_client(timeout=30.0) as client:
+def test_pods_with_claims_as_kube_scheduler(cp: tuple[Release, ControlPlane], tmp_path: Path) -> None:
+    release, plane = cp
+    with plane.admin_client(timeout=30.0) as client:
         api = Api(client)
         api.delete_all_nodes()
         api.node("a", labels={ZONE: "zone-a"})
@@ -222,7 +227,7 @@ def test_pods_with_claims_as_kube_scheduler(cp: ControlPlane, tmp_path: Path) ->
         cfg = tmp_path / "ks.yaml"
         cfg.write_text(yaml.safe_dump(_config(ks_name)))
         port = free_port()
-        proc = start_kube_scheduler(cfg, cp.kubeconfig_path, binary=cp.binaries.kube_scheduler, secure_port=port,
+        proc = start_kube_scheduler(cfg, plane.kubeconfig_path, binary=plane.binaries.kube_scheduler, secure_port=port,
                                     log_path=tmp_path / "ks.log")
         try:
             eventually(lambda: _healthy(port), "kube-scheduler serving", timeout=60)
@@ -232,22 +237,22 @@ def test_pods_with_claims_as_kube_scheduler(cp: ControlPlane, tmp_path: Path) ->
             proc.wait(30)
 
         ours_name = unique("kubesched")
-        sched = InProcessScheduler(_config(ours_name), cp.kubeconfig_path).start()
+        sched = InProcessScheduler(_config(ours_name), plane.kubeconfig_path, release=release).start()
         try:
             ours = _scenario(api, ours_name)
         finally:
             sched.stop()
 
     outcomes, volumes = theirs
+    # v1.35's DynamicResources PostFilter adds its reason to every message (gone in v1.37).
+    dra = "" if release.has(NO_DRA_DEALLOCATE_REASON) else "no new claims to deallocate, "
     assert outcomes == {
         "static": "node b",
         "provisioned": "node b",
-        "zone": f"0/2 nodes are available: 2 node(s) had no available volume zone. {NOT_HELPFUL}",
+        "zone": f"0/2 nodes are available: 2 node(s) had no available volume zone. {dra}{NOT_HELPFUL}",
         "rwop-second": "0/2 nodes are available: 2 node(s) unavailable due to PersistentVolumeClaim with "
-                       "ReadWriteOncePod access mode already in-use by another pod. preemption: 0/2 nodes are "
-                       "available: 2 No preemption victims found for incoming pod.",
-        "limit": "0/2 nodes are available: 2 node(s) exceed max volume count. preemption: 0/2 nodes are "
-                 "available: 2 No preemption victims found for incoming pod.",
+                       f"ReadWriteOncePod access mode already in-use by another pod. {dra}{NO_VICTIMS}",
+        "limit": f"0/2 nodes are available: 2 node(s) exceed max volume count. {dra}{NO_VICTIMS}",
     }, outcomes
     assert volumes == {
         "data-static": "local-b-TAG",
