@@ -226,7 +226,7 @@ class VolumeBinding(
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
-            return Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+            return Status(Code.ERROR, "not found")
         if s.claims is None:
             return None  # upstream would find nothing to check
         try:
@@ -247,7 +247,7 @@ class VolumeBinding(
             return Status(Code.SKIP)
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
-            return Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+            return Status(Code.ERROR, "not found")
         if s.has_static_bindings or self.capacity_scoring:
             return None
         return Status(Code.SKIP)
@@ -274,7 +274,7 @@ class VolumeBinding(
             return 0, None
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
-            return 0, Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+            return 0, Status(Code.ERROR, "not found")
         pod_volumes = s.pod_volumes_by_node.get(node_info.name)
         if pod_volumes is None:
             return 0, None
@@ -301,7 +301,7 @@ class VolumeBinding(
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
-            return Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+            return Status(Code.ERROR, "not found")
         pod_volumes = s.pod_volumes_by_node.get(node_name)
         if pod_volumes is None:
             s.all_bound = True
@@ -324,7 +324,7 @@ class VolumeBinding(
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
-            return Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+            return Status(Code.ERROR, "not found")
         if s.all_bound:
             return Status(Code.SKIP)
         if node_name not in s.pod_volumes_by_node:
@@ -334,7 +334,7 @@ class VolumeBinding(
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
-            return Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+            return Status(Code.ERROR, "not found")
         if s.all_bound:
             return None
         pod_volumes = s.pod_volumes_by_node.get(node_name)
