@@ -49,7 +49,8 @@ def test_simulate_json_shape(tmp_path: Path) -> None:
     assert out["summary"] == {"pods": 3, "bound": 2, "pending": 1, "preempted": 0, "completed": 0, "deleted": 0}
     pods = {p["name"]: p for p in out["pods"]}
     for p in pods.values():
-        assert set(p) == {"namespace", "name", "state", "node", "boundAt", "message"}
+        assert set(p) == {"namespace", "name", "state", "node", "boundAt", "message", "arrivedAt", "attempts",
+                          "firstAttemptAt", "lastAttemptAt", "endedAt", "preemptedBy", "waited"}
     assert pods["small"]["node"] in ("n1", "n2") and pods["small"]["message"] is None
     # 90 s after the documented default start, 2026-01-01T00:00:00Z.
     assert pods["late"]["boundAt"] == "2026-01-01T00:01:30Z"
@@ -63,6 +64,18 @@ def test_simulate_json_shape(tmp_path: Path) -> None:
         # candidate (upstream preemption.go: "Preemption is not helpful for scheduling").
         "message": "0/2 nodes are available: 2 Insufficient cpu. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        # Its story: it arrived at the start, was tried once (nothing changed after that to retry
+        # it) and waited for NodeResourcesFit with the same message.
+        "arrivedAt": "2026-01-01T00:00:00Z",
+        "attempts": 1,
+        "firstAttemptAt": "2026-01-01T00:00:00Z",
+        "lastAttemptAt": "2026-01-01T00:00:00Z",
+        "endedAt": None,
+        "preemptedBy": None,
+        "waited": [{"at": "2026-01-01T00:00:00Z", "kind": "unschedulable", "plugins": ["NodeResourcesFit"],
+                    "message": "0/2 nodes are available: 2 Insufficient cpu. "
+                    "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+                    "times": 1}],
     }
 
 

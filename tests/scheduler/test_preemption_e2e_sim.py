@@ -296,14 +296,16 @@ def test_simulate_report_shows_preempted_pods() -> None:
     out = io.StringIO()
     print_simulation(result, Console(file=out, width=250, color_system=None))
     text = out.getvalue()
-    (row,) = [line for line in text.splitlines() if "default/b1" in line]
-    assert "b ✗" in row
-    assert f"preempted by default/hi at {'2026-01-01T00:00:00Z'}" in row
+    (row,) = [line for line in text.splitlines() if "│ default/b1" in line]
+    assert "b ✗" in row and "00:00:00 ✗" in row
+    # Below the table, by name (the event names the preemptor by UID).
+    assert "default/b1 (preempted, 0 attempts)" in text
+    assert "00:00:00 preempted by default/hi" in text
     # 9 pods: the victim b1 is preempted (no longer counted as bound), "never" stays pending.
     assert "9 pods: 7 bound, 1 pending, 1 preempted;" in " ".join(text.split())
     # In JSON the victim keeps the node it ran on, and its state says it is gone (issue 11).
     (victim,) = [p for p in result.to_json()["pods"] if p["name"] == "b1"]
-    assert (victim["state"], victim["node"]) == ("preempted", "b")
+    assert (victim["state"], victim["node"], victim["preemptedBy"]) == ("preempted", "b", "default/hi")
 
 
 def test_lower_priority_pod_does_not_take_the_room_freed_for_the_preemptor() -> None:

@@ -138,8 +138,12 @@ def test_until_before_the_first_event() -> None:
 
 def test_to_json_reports_rfc3339_times() -> None:
     result = run([make_node("n1").capacity(cpu="1").obj()], [pod("p", arrival="90s")])
-    assert result.to_json()["pods"] == [{"namespace": "default", "name": "p", "state": "bound", "node": "n1",
-                                          "boundAt": "2026-01-01T00:01:30Z", "message": None}]
+    assert result.to_json()["pods"] == [{
+        "namespace": "default", "name": "p", "state": "bound", "node": "n1", "boundAt": "2026-01-01T00:01:30Z",
+        "message": None, "arrivedAt": "2026-01-01T00:01:30Z", "attempts": 1,
+        "firstAttemptAt": "2026-01-01T00:01:30Z", "lastAttemptAt": "2026-01-01T00:01:30Z", "endedAt": None,
+        "preemptedBy": None, "waited": [],
+    }]
 
 
 def test_a_pod_name_reused_after_completion_is_scheduled_again() -> None:

@@ -132,7 +132,11 @@ def test_readable_with_kubesched_simulate() -> None:
         "pods": 12, "bound": 6, "pending": 0, "preempted": 2, "completed": 4, "deleted": 0}
     table = CliRunner().invoke(cli, ["simulate", str(EXAMPLE), "--config", str(CONFIG)])
     assert table.exit_code == 0, table.output
-    assert "team-a/worker-7" in table.stdout and "completed at" in table.stdout
+    assert "team-a/worker-7" in table.stdout and "00:40:00 ✓" in table.stdout  # job-3 completed at 00:40
+    # Why the victims went and why worker-7 waited, in full below the table.
+    text = " ".join(table.stdout.split())
+    assert "team-a/worker-2 (preempted, 1 attempt) 00:10:00 preempted by team-b/job-4" in text
+    assert "ElasticQuota team-a is more than Max" in text
 
 
 def test_docs_quote_the_example() -> None:

@@ -193,6 +193,9 @@ class SchedulingQueue:
         self.max_in_unschedulable = max_in_unschedulable
         self.pop_from_backoff_q = pop_from_backoff_q
         self.metrics = metrics
+        #: Called with (pod UID, plugin, message) when PreEnqueue gates a pod (the simulator's
+        #: per-pod story); None: nobody listens.
+        self.on_gated: Callable[[str, str, str], None] | None = None
         self._cond = threading.Condition(threading.RLock())
         self._seq = itertools.count()
         #: Heap of (sort key, item): the QueueSort plugin's ``sort_key`` with the sequence number
@@ -290,6 +293,8 @@ class SchedulingQueue:
         if not status.is_success():
             qpi.gating_plugin = status.plugin or "PreEnqueue"
             qpi.last_failure = status.message()
+            if self.on_gated is not None:
+                self.on_gated(qpi.pod_info.uid, qpi.gating_plugin, qpi.last_failure)
             # A gated pod is never attempted: a flush that woke it must not count for it later.
             qpi.was_flushed_from_unschedulable = False
             self._unschedulable[qpi.pod_info.uid] = (qpi, self.clock.now())

@@ -21,6 +21,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NominatingInfo
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler.stats import SchedulerStats
+from kubesched.scheduler.story import PodStories
 
 
 class SchedulerBase:
@@ -35,6 +36,7 @@ class SchedulerBase:
     cache: Cache
     snapshot: Snapshot
     stats: SchedulerStats
+    stories: PodStories | None
     next_start_node_index: int
     frameworks: dict[str, Framework]
     queue: SchedulingQueue

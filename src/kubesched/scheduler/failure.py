@@ -104,6 +104,9 @@ class FailureHandlingMixin(SchedulerBase):
         elif rejected and status.plugin and not isinstance(err, FitError):
             qpi.unschedulable_plugins.add(status.plugin)
         qpi.last_failure = msg
+        if self.stories is not None:
+            plugins = tuple(sorted(qpi.unschedulable_plugins | qpi.pending_plugins))
+            self.stories.waited(pi.uid, self.clock.now(), "unschedulable" if rejected else "error", plugins, msg)
 
         cached = self.cluster.get_pod(pi.namespace, pi.name)
         if cached is None:

@@ -96,6 +96,8 @@ class ScheduleOneMixin(BindingCycleMixin):
         state = CycleState()
         state.record_plugin_metrics = self.metrics.sample_plugin_metrics()
         self.stats.attempts += 1
+        if self.stories is not None:
+            self.stories.attempt(pi.uid, self.clock.now())
         try:
             result, assumed, status = self.scheduling_cycle(state, fw, qpi, start)
         except Exception as err:  # a bug outside any guarded plugin call must not lose the pod

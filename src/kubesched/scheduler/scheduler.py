@@ -21,6 +21,7 @@ from kubesched.scheduler.eventhandlers import EventHandlersMixin
 from kubesched.scheduler.handle import FrameworkHandle
 from kubesched.scheduler.schedule_one import TIE_BREAK_RANDOM, ScheduleOneMixin
 from kubesched.scheduler.stats import SchedulerStats
+from kubesched.scheduler.story import PodStories
 
 log = logging.getLogger("kubesched.scheduler")
 
@@ -55,6 +56,8 @@ class Scheduler(EventHandlersMixin, ScheduleOneMixin):
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.stats = SchedulerStats()
+        #: Each pod's attempts and waits (the simulator's report); None: not kept.
+        self.stories: PodStories | None = None
         self.next_start_node_index = 0
         self.frameworks: dict[str, Framework] = {}
         self.handles: dict[str, FrameworkHandle] = {}

@@ -189,6 +189,7 @@ class SimCluster:
         self.history[key] = {
             "namespace": pod["metadata"].get("namespace", "default"),
             "name": pod["metadata"]["name"],
+            "uid": str(pod["metadata"].get("uid") or ""),
             "createdAt": self.clock.now(),
             "node": pod.get("spec", {}).get("nodeName") or None,
             "boundAt": None,

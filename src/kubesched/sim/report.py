@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kubesched.api.text import printable
-from kubesched.framework.clock import rfc3339
+from kubesched.framework.clock import rfc3339, to_datetime
 from kubesched.sim.runner import SimResult, pod_state
 
 
@@ -19,34 +19,61 @@ def _t(text: object, style: str = "") -> Text:
     return Text(printable(text), style=style)
 
 
+def _clock(t: float | None, start: float) -> str:
+    """A virtual time in the table: ``HH:MM:SS`` on the run's first day, else ``+Nd HH:MM:SS``
+    (the header names the first day; full RFC 3339 times are in ``-o json``)."""
+    if t is None:
+        return ""
+    day0 = to_datetime(start).date()
+    d = to_datetime(t)
+    days = (d.date() - day0).days
+    return (f"+{days}d" if days else "") + f"{d.hour:02d}:{d.minute:02d}:{d.second:02d}"
+
+
+def _waited_for(p: dict[str, Any]) -> str:
+    """The plugins a pod waited for, in the order it met them (``×N`` for repeats)."""
+    seen: dict[str, int] = {}
+    for w in p.get("waits", ()):
+        for plugin in w.plugins or (w.kind,):
+            seen[plugin] = seen.get(plugin, 0) + w.times
+    return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in seen.items())
+
+
 def print_simulation(result: SimResult, console: Console) -> None:
-    pods = Table(title="Pods", title_justify="left", show_lines=False)
-    for col in ("Pod", "Node", "Bound at", "Reason (pending) / end"):
+    day = rfc3339(result.start)[:10]
+    pods = Table(
+        title=f"Pods (times UTC on {day}, +Nd: days later; ended ✓ completed, ✗ preempted)",
+        title_justify="left",
+        show_lines=False,
+    )
+    for col in ("Pod", "Node", "Arrived", "Bound", "Ended", "Waited for"):
         pods.add_column(col, overflow="fold")
-    preempted_by = _preemptors(result)
-    for p in sorted(result.pods, key=lambda p: (p["node"] is None, p["namespace"], p["name"])):
+    ordered = sorted(result.pods, key=lambda p: (p["node"] is None, p["namespace"], p["name"]))
+    for p in ordered:
         key = f"{p['namespace']}/{p['name']}"
-        bound = rfc3339(p["boundAt"]) if p["boundAt"] is not None else ""
         state = pod_state(p)
         node: Text
-        note = Text()
+        ended = Text()
         if p["node"] is None:
-            note = _t(p["message"] or ("pending" if state == "pending" else state), "yellow")
             node = Text("—", style="red")
             nominated = _nominated_node(result, key)
             if nominated:
-                node = _t(f"→ {nominated} (nominated)", "yellow")
+                node = _t(f"→ {nominated}", "yellow")
         else:
             node = _t(p["node"])
             if state == "preempted":
-                # A victim: it ran on the node until a higher-priority pod took its place.
                 node = _t(f"{p['node']} ✗", "red")
-                by = preempted_by.get(key)
-                note = _t(f"preempted{' by ' + by if by else ''} at {rfc3339(p['deletedAt'])}", "red")
+                ended = _t(f"{_clock(p['deletedAt'], result.start)} ✗", "red")
+            elif p.get("deletedReason") == "Completed":
+                ended = _t(f"{_clock(p['deletedAt'], result.start)} ✓", "green")
             elif p.get("deletedReason"):
-                note = _t(f"{p['deletedReason'].lower()} at {rfc3339(p['deletedAt'])}")
-        pods.add_row(_t(key), node, bound, note)
+                ended = _t(f"{_clock(p['deletedAt'], result.start)} deleted")
+        pods.add_row(
+            _t(key), node, _clock(p.get("createdAt"), result.start), _clock(p["boundAt"], result.start), ended,
+            _t(_waited_for(p), "yellow"),
+        )
     console.print(pods)
+    _print_waits(result, ordered, console)
 
     nodes = Table(title="Nodes at the end", title_justify="left")
     for col in ("Node", "Pods", "CPU requested", "Memory requested"):
@@ -80,21 +107,36 @@ def print_simulation(result: SimResult, console: Console) -> None:
     console.print(counts)
 
 
-def _preemptors(result: SimResult) -> dict[str, str]:
-    """Victim ``ns/name`` -> preemptor ``ns/name``, read from the ``Preempted`` events
-    (note ``Preempted by pod <uid> on node <node>``); the preemptor's UID when it no longer exists."""
-    by_uid = {
-        str((pod.get("metadata") or {}).get("uid")): f"{pod['metadata'].get('namespace', 'default')}/"
-        f"{pod['metadata'].get('name')}"
-        for pod in result.cluster.pods.values()
-    }
-    out: dict[str, str] = {}
-    for e in result.events:
-        if e.reason != "Preempted" or not e.note.startswith("Preempted by pod "):
+def _print_waits(result: SimResult, pods: list[dict[str, Any]], console: Console) -> None:
+    """Below the table, in full: why each pod waited (every reason, when it began, how often),
+    why each pending pod is still pending, and who preempted each victim."""
+    lines: list[Text] = []
+    for p in pods:
+        key = f"{p['namespace']}/{p['name']}"
+        state = pod_state(p)
+        waits = list(p.get("waits", ()))
+        if not waits and state != "pending" and not p.get("preemptedBy"):
             continue
-        uid = e.note[len("Preempted by pod ") :].split(" on node ")[0]
-        out[f"{e.namespace or 'default'}/{e.name}"] = by_uid.get(uid, uid)
-    return out
+        head = _t(key, "bold")
+        attempts = p.get("attempts", 0)
+        head.append(f" ({state}, {attempts} attempt{'s' if attempts != 1 else ''})")
+        lines.append(head)
+        for w in waits:
+            who = ", ".join(w.plugins) if w.plugins else w.kind
+            times = f" ×{w.times}" if w.times > 1 else ""
+            line = Text(f"  {_clock(w.at, result.start)}{times} ")
+            line.append(_t(f"{who}" + (" (gated)" if w.kind == "gated" else ""), "yellow"))
+            line.append(": ")
+            line.append(_t(w.message))
+            lines.append(line)
+        if state == "pending" and not waits and p.get("message"):
+            lines.append(Text("  ").append(_t(p["message"])))
+        if p.get("preemptedBy"):
+            lines.append(_t(f"  {_clock(p['deletedAt'], result.start)} preempted by {p['preemptedBy']}", "red"))
+    if lines:
+        console.print(Text("Why pods waited", style="italic"))
+        for line in lines:
+            console.print(line)
 
 
 def _nominated_node(result: SimResult, key: str) -> str:

@@ -55,20 +55,37 @@ class SimResult:
         return {"pods": len(self.pods), **counts}
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "pods": [
-                {
-                    "namespace": p["namespace"],
-                    "name": p["name"],
-                    "state": pod_state(p),
-                    "node": p["node"],
-                    "boundAt": rfc3339(p["boundAt"]) if p["boundAt"] is not None else None,
-                    "message": p["message"],
-                }
-                for p in self.pods
-            ],
-            "summary": self.summary(),
-        }
+        """The JSON document of ``simulate -o json``: per pod its state and story (times are
+        RFC 3339 on the virtual clock, null when they did not happen), and the summary."""
+        return {"pods": [pod_json(p) for p in self.pods], "summary": self.summary()}
+
+
+def _time(t: float | None) -> str | None:
+    return rfc3339(t) if t is not None else None
+
+
+def pod_json(p: dict[str, Any]) -> dict[str, Any]:
+    """One pod of ``simulate -o json`` (docs/running.md pins the shape)."""
+    state = pod_state(p)
+    return {
+        "namespace": p["namespace"],
+        "name": p["name"],
+        "state": state,
+        "node": p["node"],
+        "boundAt": _time(p["boundAt"]),
+        "message": p["message"],
+        "arrivedAt": _time(p.get("createdAt")),
+        "attempts": p.get("attempts", 0),
+        "firstAttemptAt": _time(p.get("firstAttemptAt")),
+        "lastAttemptAt": _time(p.get("lastAttemptAt")),
+        "endedAt": _time(p.get("deletedAt")),
+        "preemptedBy": p.get("preemptedBy"),
+        "waited": [
+            {"at": rfc3339(w.at), "kind": w.kind, "plugins": list(w.plugins), "message": w.message,
+             "times": w.times}
+            for w in p.get("waits", ())
+        ],
+    }
 
 
 #: A pod's state at the end of a simulation, in the order the summary lists them.
@@ -152,10 +169,33 @@ def simulate(
 
 def collect(sched: Scheduler, cluster: SimCluster, start: float, end: float) -> SimResult:
     pending = {qpi.pod_info.key: qpi for qpi, _ in sched.queue.pending_pods()}
+    names = {h["uid"]: key for key, h in cluster.history.items() if h.get("uid")}
+    preemptors = _preemptors(cluster.events, names)
     pods: list[dict[str, Any]] = []
     for key, h in cluster.history.items():
         entry = dict(h)
         if entry["message"] is None and key in pending and pending[key].last_failure and entry["node"] is None:
             entry["message"] = pending[key].last_failure
+        story = sched.stories.get(h.get("uid", "")) if sched.stories is not None else None
+        if story is not None:
+            entry["attempts"] = story.attempts
+            entry["firstAttemptAt"] = story.first_attempt_at
+            entry["lastAttemptAt"] = story.last_attempt_at
+            entry["waits"] = list(story.waits)
+        if entry.get("deletedReason") == "Preempted":
+            entry["preemptedBy"] = preemptors.get(key)
         pods.append(entry)
     return SimResult(start, end, pods, cluster.events, sched, cluster)
+
+
+def _preemptors(events: list[RecordedEvent], names: dict[str, str]) -> dict[str, str]:
+    """Victim ``ns/name`` -> preemptor ``ns/name``, from the ``Preempted`` events (``Preempted by pod
+    <uid> on node <node>``) and every pod the simulation ever had (the preemptor may be gone too);
+    an unknown UID is kept as it is."""
+    out: dict[str, str] = {}
+    for e in events:
+        if e.reason != "Preempted" or not e.note.startswith("Preempted by pod "):
+            continue
+        uid = e.note[len("Preempted by pod ") :].split(" on node ")[0]
+        out[f"{e.namespace or 'default'}/{e.name}"] = names.get(uid, uid)
+    return out

@@ -25,6 +25,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
+from kubesched.scheduler.story import PodStories
 from kubesched.sim import pv_controller
 from kubesched.sim.cluster import SimCluster
 
@@ -156,5 +157,10 @@ def new_simulation(
         pv_controller.install(cluster)  # binds and provisions claims, as kube-controller-manager
     sched = Scheduler(
         config, registry, cluster, clock, seed=seed, tie_break=tie_break, feature_gates=feature_gates
+    )
+    # Every pod's story (attempts, why it waited) for the report.
+    stories = sched.stories = PodStories()
+    sched.queue.on_gated = lambda uid, plugin, message: stories.waited(
+        uid, clock.now(), "gated", (plugin,), message
     )
     return Simulation(clock, cluster, sched)
