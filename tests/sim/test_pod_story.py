@@ -60,3 +60,29 @@ def test_a_victim_names_its_preemptor_and_the_preemptor_its_wait(tmp_path: Path)
     assert (wait["at"], wait["kind"], wait["plugins"]) == (
         "2026-01-01T00:01:00Z", "unschedulable", ["NodeResourcesFit"])
     assert wait["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+def _table(*args: str) -> str:
+    result = CliRunner().invoke(cli, ["simulate", *args], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_the_node_tables_show_what_the_scenario_is_about() -> None:
+    """Bandwidth for WindowTransfer, GPUs per card for GpuShare, quota use for CapacityScheduling,
+    each only where the scenario has it. Expected values follow the examples' own comments: the
+    two transfers in the window (backup-db, backup-logs: 4000 Mbit/s each) take 4000 of gw-10g's
+    10000 and of gw-7g's 7000; the four 250m
+    inference pods share t4-0's first card; team-a holds 10 cores of its 8-12 at the end."""
+    wt = EXAMPLES / "window-transfer"
+    window = _table(str(wt), "--config", str(wt / "scheduler-config.yaml"), "--start", "2026-01-01T21:00:00Z",
+                    "--until", "1h")
+    assert "bandwidth" in window and "4000/10000" in window and "4000/7000" in window
+    assert "GPUs at the end" not in window and "Elastic quotas" not in window
+    gpu = _table(str(EXAMPLES / "gpu"), "--config", str(EXAMPLES / "gpu/scheduler-config.yaml"))
+    (card0,) = [line for line in gpu.splitlines() if line.startswith("│ t4-0") and "infer-0" in line]
+    assert all(f"infer-{i} 250m" in card0 for i in range(4)) and "│ 0 " in card0
+    tenants = _table(str(EXAMPLES / "tenants"), "--config", str(EXAMPLES / "tenants/scheduler-config.yaml"))
+    (team_a,) = [line for line in tenants.splitlines() if line.startswith("│ team-a ")]
+    assert [c.strip() for c in team_a.strip("│").split("│")] == ["team-a", "8 / 16.0", "12 / 24.0", "10 / 10.0"]
+    assert all(len(line) <= 80 for text in (window, gpu, tenants) for line in text.splitlines())

@@ -8,8 +8,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kubesched.api.errors import InvalidObjectError
 from kubesched.api.text import printable
 from kubesched.framework.clock import rfc3339, to_datetime
+from kubesched.framework.types import PodInfo
+from kubesched.plugins.capacityscheduling.elasticquota import parse_elastic_quota
+from kubesched.plugins.gpushare.requests import RESOURCE_GPU, RESOURCE_GPU_MILLI, gpu_ids
 from kubesched.sim.runner import SimResult, pod_state
 
 
@@ -75,20 +79,26 @@ def print_simulation(result: SimResult, console: Console) -> None:
     console.print(pods)
     _print_waits(result, ordered, console)
 
-    nodes = Table(title="Nodes at the end", title_justify="left")
-    for col in ("Node", "Pods", "CPU requested", "Memory requested"):
-        nodes.add_column(col, justify="right" if col != "Node" else "left")
     sched = result.scheduler
     sched.cache.update_snapshot(sched.snapshot)
-    for ni in sorted(sched.snapshot.list(), key=lambda n: n.name):
+    infos = sorted(sched.snapshot.list(), key=lambda n: n.name)
+    # Extended resources some node offers (bandwidth for WindowTransfer, GPUs, ...): one column each.
+    scalars = sorted({name for ni in infos for name, v in ni.allocatable.scalar_resources.items() if v > 0})
+    nodes = Table(title="Nodes at the end", title_justify="left")
+    for col in ("Node", "Pods", "CPU requested", "Memory requested", *(_short(n) for n in scalars)):
+        nodes.add_column(col, justify="right" if col != "Node" else "left")
+    for ni in infos:
         a, r = ni.allocatable, ni.requested
         nodes.add_row(
             _t(ni.name),
             f"{len(ni.pods)}/{a.allowed_pod_number}",
             f"{_pct(r.milli_cpu, a.milli_cpu)} ({r.milli_cpu / 1000:g}/{a.milli_cpu / 1000:g})",
             f"{_pct(r.memory, a.memory)} ({_gib(r.memory)}/{_gib(a.memory)} GiB)",
+            *(f"{r.scalar_resources.get(n, 0):g}/{a.scalar_resources.get(n, 0):g}" for n in scalars),
         )
     console.print(nodes)
+    _print_gpu_cards(result, console)
+    _print_quotas(result, console)
 
     s = result.summary()
     hours = (result.end - result.start) / 3600
@@ -105,6 +115,69 @@ def print_simulation(result: SimResult, console: Console) -> None:
         f"{sched.stats.attempts} scheduling attempts."
     )
     console.print(counts)
+
+
+def _short(resource: str) -> str:
+    """A column header for an extended resource: its name without the domain."""
+    return resource.rsplit("/", 1)[-1]
+
+
+def _print_gpu_cards(result: SimResult, console: Console) -> None:
+    """GPU sharing (GpuShare writes ``kubesched.io/gpu-ids`` on each pod it places): per node and
+    card, the pods on it with their share (whole GPUs as 1000m)."""
+    cards: dict[str, dict[int, list[str]]] = {}
+    for pod in result.cluster.pods.values():
+        node = (pod.get("spec") or {}).get("nodeName")
+        pi = PodInfo(pod)
+        ids = gpu_ids(pi)
+        if not ids or not node:
+            continue
+        milli = pi.requests.scalar_resources.get(RESOURCE_GPU_MILLI, 0)
+        share = f"{milli}m" if milli and RESOURCE_GPU not in pi.requests.scalar_resources else "1000m"
+        for i in ids:
+            cards.setdefault(node, {}).setdefault(i, []).append(f"{pi.name} {share}")
+    if not cards:
+        return
+    table = Table(title="GPUs at the end (pods on each card, milli-GPU)", title_justify="left")
+    for col in ("Node", "GPU", "Pods"):
+        table.add_column(col, overflow="fold")
+    for node in sorted(cards):
+        for i in sorted(cards[node]):
+            table.add_row(_t(node), str(i), _t(", ".join(sorted(cards[node][i]))))
+    console.print(table)
+
+
+def _print_quotas(result: SimResult, console: Console) -> None:
+    """CapacityScheduling: each ElasticQuota's min and max and what the namespace's pods hold at the
+    end (requests of its bound pods), CPU and memory."""
+    quotas = []
+    for obj in result.cluster.list_objects("", "ElasticQuota"):
+        try:
+            quotas.append(parse_elastic_quota(obj))
+        except InvalidObjectError:
+            continue
+    if not quotas:
+        return
+    used: dict[str, tuple[int, int]] = {}
+    for ni in result.scheduler.snapshot.list():
+        for pi in ni.pods:
+            cpu, mem = used.get(pi.namespace, (0, 0))
+            req = pi.requests
+            used[pi.namespace] = (cpu + req.milli_cpu, mem + req.memory)
+    table = Table(title="Elastic quotas at the end (cores / GiB)", title_justify="left")
+    for col in ("Namespace", "Min", "Max", "Used"):
+        table.add_column(col, justify="right" if col != "Namespace" else "left")
+    for q in sorted(quotas, key=lambda q: q.namespace):
+        cpu, mem = used.get(q.namespace, (0, 0))
+        table.add_row(
+            _t(q.namespace), _cpu_mem(q.min.milli_cpu, q.min.memory), _cpu_mem(q.max.milli_cpu, q.max.memory),
+            _cpu_mem(cpu, mem),
+        )
+    console.print(table)
+
+
+def _cpu_mem(milli_cpu: int, memory: int) -> str:
+    return f"{milli_cpu / 1000:g} / {_gib(memory)}"
 
 
 def _print_waits(result: SimResult, pods: list[dict[str, Any]], console: Console) -> None:
