@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -289,7 +290,17 @@ def simulate(
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--pod", "pod_path", required=True, type=click.Path(), help="The pod to explain (YAML).")
+@click.option(
+    "--pod",
+    "pod_ref",
+    required=True,
+    help="The pod to explain: a YAML file (a pod not in the scenario), or NAMESPACE/NAME of a pod of the scenario.",
+)
+@click.option("--at", "at", default=None,
+              help="Explain as of this time (RFC 3339, or a duration after the start): the scenario runs until then.")
+@click.option("--attempt", type=click.IntRange(min=1), default=None,
+              help="With --pod NAMESPACE/NAME: explain this attempt (1 is the first) instead of the last.")
+@click.option("--start", default=None, help=START_HELP)
 @click.option("--config", "config_path", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed for tie-breaks between equally scored nodes (the same answer on every run).")
@@ -298,7 +309,10 @@ def simulate(
 @_emulated_version_option
 def explain(
     paths: tuple[str, ...],
-    pod_path: str,
+    pod_ref: str,
+    at: str | None,
+    attempt: int | None,
+    start: str | None,
     config_path: str | None,
     seed: int,
     output: str,
@@ -308,30 +322,49 @@ def explain(
 ) -> None:
     """Explain one scheduling cycle of a pod on the cluster in PATHS: every plugin, every node.
 
-    A KubeSchedulerConfiguration among PATHS is the scenario's configuration when --config is
-    not given."""
+    --pod FILE explains a pod that is not in the scenario, on the cluster as it is at the start
+    (its pending pods in the queue, not on nodes) or, with --at, as the scenario has it then.
+    --pod NAMESPACE/NAME explains a pod of the scenario in its last scheduling attempt (by --at),
+    with that attempt's outcome (bound, or why not, and preemption's victims). A
+    KubeSchedulerConfiguration among PATHS is the scenario's configuration when --config is not
+    given."""
     from kubesched.explain import explain as run_explain
+    from kubesched.sim.explain_pod import ScenarioPodError, explain_pod_at, explain_scenario_pod
+    from kubesched.sim.runner import DEFAULT_START, ArrivalError, arrival_time, check_durations
     from kubesched.sim.simulation import new_simulation
 
     _setup_logging(verbosity, logging_format)
     reg = _registry()
     config_path, skip = _scenario_config(paths, config_path)
     config = _load_config(config_path, reg, release)
-    skip.add(Path(pod_path).resolve())
+    start_ts, at_ts = _time_window(start, at, DEFAULT_START, flag="--at")
+    pod_file = _pod_file(pod_ref)
+    if pod_file is not None:
+        skip.add(pod_file.resolve())
+        if attempt is not None:
+            _fail(["--attempt: only with --pod NAMESPACE/NAME (a pod of the scenario)"])
     try:
         objects = load_manifests(paths, skip=skip)
-        pod = load_pod_file(pod_path, objects)
+        pod = load_pod_file(pod_file, objects) if pod_file is not None else None
     except ManifestError as err:
         _fail(err.errors)
     _report_warnings(objects.warnings)
-    objects.pods = [p for p in objects.pods if (p.get("spec") or {}).get("nodeName")]
     try:
-        sim = new_simulation(config, reg, seed=seed)
-    except FrameworkError as err:
+        if pod is None:
+            out = explain_scenario_pod(
+                objects, config, reg, _pod_key(pod_ref), start=start_ts, at=at_ts, attempt=attempt, seed=seed
+            )
+        elif at_ts is not None:
+            out = explain_pod_at(objects, config, reg, pod, start=start_ts, at=at_ts, seed=seed)
+        else:
+            check_durations(objects.pods)
+            sim = new_simulation(config, reg, start=start_ts, seed=seed)
+            # The cluster at the start: bound pods on their nodes, the others pending in the queue
+            # (arrivals later than the start have not happened).
+            sim.cluster.load(objects, arrival_time(start_ts))
+            out = run_explain(sim.scheduler, pod)
+    except (FrameworkError, ArrivalError, ScenarioPodError) as err:
         _fail([str(err)])
-    sim.cluster.load(objects)
-    try:
-        out = run_explain(sim.scheduler, pod)
     except ValueError as err:
         _fail([str(err)])
     if output != "table":
@@ -342,7 +375,28 @@ def explain(
     print_explain(out, Console())
 
 
-def _time_window(start: str | None, until: str | None, default_start: float) -> tuple[float, float | None]:
+_POD_KEY = re.compile(r"(?:([a-z0-9]([-a-z0-9]*[a-z0-9])?)/)?([a-z0-9]([-a-z0-9.]*[a-z0-9])?)")
+
+
+def _pod_file(ref: str) -> Path | None:
+    """``--pod``: an existing file, else None for a NAMESPACE/NAME (a missing ``.yaml``/``.json``
+    path is an error rather than a pod name)."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    if path.suffix.lower() in (".yaml", ".yml", ".json") or not _POD_KEY.fullmatch(ref):
+        _fail([f"--pod: {ref}: no such file, and not a NAMESPACE/NAME of a pod"])
+    return None
+
+
+def _pod_key(ref: str) -> str:
+    """NAMESPACE/NAME, or NAME in the default namespace."""
+    return ref if "/" in ref else f"default/{ref}"
+
+
+def _time_window(
+    start: str | None, until: str | None, default_start: float, flag: str = "--until"
+) -> tuple[float, float | None]:
     """``--start`` (an RFC 3339 time) and ``--until`` (a time, or a duration after the start)."""
     from kubesched.sim.timeparse import parse_rfc3339
 
@@ -355,9 +409,9 @@ def _time_window(start: str | None, until: str | None, default_start: float) -> 
     try:
         until_ts = parse_time_or_offset(until, start_ts)
     except ValueError as err:
-        _fail([f"--until: {err}"])
+        _fail([f"{flag}: {err}"])
     if until_ts < start_ts:
-        _fail([f"--until: {until!r} is before --start ({rfc3339(start_ts)})"])
+        _fail([f"{flag}: {until!r} is before --start ({rfc3339(start_ts)})"])
     return start_ts, until_ts
 
 

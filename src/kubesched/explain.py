@@ -98,7 +98,23 @@ def explain(sched: Scheduler, pod: dict[str, Any]) -> dict[str, Any]:
             diagnosis.node_to_status[ni.name] = excluded
             entry["excluded"] = {"code": _code(excluded), "message": excluded.message(), "plugins": sorted(narrowing)}
             continue
-        outcome = all_filter_statuses(fw.filter_plugins, state, pi, ni)
+        # Upstream's RunFilterPluginsWithNominatedPods: pods nominated to the node with at least
+        # the pod's priority count as if they were there (the filters then run without them too).
+        nominated = [
+            n for n in sched.queue.nominated_pods_for_node(ni.name) if n.uid != pi.uid and n.priority >= pi.priority
+        ]
+        outcome = None
+        if nominated:
+            st2, ni2 = state.clone(), ni.clone()
+            for n in nominated:
+                ni2.add_pod(n)
+                fw.run_pre_filter_extension_add_pod(st2, pi, n, ni2)
+            with_nominated = all_filter_statuses(fw.filter_plugins, st2, pi, ni2)
+            entry["nominatedPods"] = sorted(n.key for n in nominated)
+            if with_nominated.first_failure() is not None:
+                outcome = with_nominated
+        if outcome is None:
+            outcome = all_filter_statuses(fw.filter_plugins, state, pi, ni)
         for name, s in outcome.statuses.items():
             entry["filter"][name] = {"code": _code(s), "reasons": list(s.reasons)}
         first = outcome.first_failure()

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kubesched.config.releases import DEFAULT_RELEASE, SPLIT_POD_EVENTS, Release
+from kubesched.config.releases import DEFAULT_RELEASE, NOMINATE_GATED_PODS_ON_ADD, SPLIT_POD_EVENTS, Release
 from kubesched.framework.clock import Clock
 from kubesched.framework.events import (
     FORCE_ACTIVATE,
@@ -182,6 +182,7 @@ class SchedulingQueue:
         self.profiles = profiles
         #: v1.37 names pod events UnscheduledPod/TargetPod, not UnschedulablePod (metric labels).
         self.split_pod_events = release.has(SPLIT_POD_EVENTS)
+        self.nominate_gated_on_add = release.has(NOMINATE_GATED_PODS_ON_ADD)
         unscheduled = pod_resource_name(EventResource.UNSCHEDULED_POD, self.split_pod_events)
         self._add_label = unscheduled + "Add"
         #: Upstream's Update of a pod in no queue: v1.35 moves it to activeQ as an
@@ -266,7 +267,13 @@ class SchedulingQueue:
             pi.share_spec_parses()
             qpi = QueuedPodInfo(pi, timestamp=self.clock.now())
             self._sign(pi)
-            self._move_to_active_or_gate(qpi, event)
+            # The nomination a new pod carries in its status (a previous scheduler's, or one made
+            # before a restart) is recorded: v1.37 always, before it only for a pod entering activeQ.
+            nominated = str((pod.get("status") or {}).get("nominatedNodeName") or "")
+            if nominated and self.nominate_gated_on_add:
+                self.add_nominated_pod(pi, nominated)
+            if self._move_to_active_or_gate(qpi, event) and nominated and not self.nominate_gated_on_add:
+                self.add_nominated_pod(pi, nominated)
 
     def _sign(self, pi: PodInfo) -> None:
         """Upstream ``signPod`` (v1.36+, OpportunisticBatching on): the profile's

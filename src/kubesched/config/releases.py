@@ -293,6 +293,14 @@ VOLUME_LIMIT_SCALING = Change(
     "preventPodSchedulingIfMissing: '<driver> CSI driver is not installed on the node'",
     where="plugins/nodevolumelimits/csi.py (filter, _driver_installed)",
 )
+NOMINATE_GATED_PODS_ON_ADD = Change(
+    "NominateGatedPodsOnAdd",
+    V1_37,
+    "pkg/scheduler/backend/queue/scheduling_queue.go (addPod)",
+    "a new pod's status.nominatedNodeName is recorded in the nominator even when PreEnqueue gates it "
+    "(before: only when the pod enters activeQ)",
+    where="backend/queue.py (SchedulingQueue.add)",
+)
 STORAGE_CAPACITY_SCORING = Change(
     "StorageCapacityScoring",
     V1_37,
@@ -341,6 +349,7 @@ CHANGES: tuple[Change, ...] = (
     BIND_RETRIES,
     NOMINATOR_EMPTY_OVERRIDE_CLEARS,
     VOLUME_LIMIT_SCALING,
+    NOMINATE_GATED_PODS_ON_ADD,
     STORAGE_CAPACITY_SCORING,
     BATCH_RESCORES_HINTED_NODE,
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kubesched.backend.cache import Cache
@@ -18,7 +19,7 @@ from kubesched.framework.clock import Clock
 from kubesched.framework.cluster import ClusterBackend
 from kubesched.framework.runtime import Framework, ScoreResult
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.types import NominatingInfo
+from kubesched.framework.types import NominatingInfo, QueuedPodInfo
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler.stats import SchedulerStats
 from kubesched.scheduler.story import PodStories
@@ -37,6 +38,7 @@ class SchedulerBase:
     snapshot: Snapshot
     stats: SchedulerStats
     stories: PodStories | None
+    before_attempt: Callable[[QueuedPodInfo], None] | None
     next_start_node_index: int
     frameworks: dict[str, Framework]
     queue: SchedulingQueue

@@ -98,6 +98,8 @@ class ScheduleOneMixin(BindingCycleMixin):
         self.stats.attempts += 1
         if self.stories is not None:
             self.stories.attempt(pi.uid, self.clock.now())
+        if self.before_attempt is not None:
+            self.before_attempt(qpi)
         try:
             result, assumed, status = self.scheduling_cycle(state, fw, qpi, start)
         except Exception as err:  # a bug outside any guarded plugin call must not lose the pod

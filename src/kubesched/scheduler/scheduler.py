@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Callable
 
 from kubesched.backend.cache import Cache
 from kubesched.backend.metrics import register as register_queue_and_cache_metrics
@@ -16,6 +17,7 @@ from kubesched.framework.cluster import ClusterBackend
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import QueuedPodInfo
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler.eventhandlers import EventHandlersMixin
 from kubesched.scheduler.handle import FrameworkHandle
@@ -58,6 +60,8 @@ class Scheduler(EventHandlersMixin, ScheduleOneMixin):
         self.stats = SchedulerStats()
         #: Each pod's attempts and waits (the simulator's report); None: not kept.
         self.stories: PodStories | None = None
+        #: Called with each pod popped for an attempt, before its cycle (``explain --pod NS/NAME``).
+        self.before_attempt: Callable[[QueuedPodInfo], None] | None = None
         self.next_start_node_index = 0
         self.frameworks: dict[str, Framework] = {}
         self.handles: dict[str, FrameworkHandle] = {}

@@ -226,8 +226,13 @@ def _gib(b: int) -> str:
 
 
 def print_explain(out: dict[str, Any], console: Console) -> None:
-    console.print(Text.assemble(("Pod", "bold"), " ", printable(out["pod"]), "  ", ("profile", "bold"), " ",
-                                printable(out["profile"])))
+    head = Text.assemble(("Pod", "bold"), " ", printable(out["pod"]), "  ", ("profile", "bold"), " ",
+                         printable(out["profile"]))
+    if out.get("at"):
+        head.append("  ")
+        head.append("attempt " + str(out["attempt"]) + " at " if out.get("attempt") else "as of ", style="bold")
+        head.append(printable(out["at"]))
+    console.print(head)
     pf = Table(title="PreFilter", title_justify="left")
     pf.add_column("Plugin")
     pf.add_column("Code")
@@ -268,6 +273,17 @@ def print_explain(out: dict[str, Any], console: Console) -> None:
         console.print(Text.assemble("Selected node: ", (printable(out["selected"]), "bold green")))
     else:
         console.print(_t(out["message"], "yellow"))
+    outcome = out.get("outcome")
+    if outcome:
+        # What the attempt itself then did, PostFilter (preemption) included.
+        if outcome["result"] == "bound":
+            console.print(Text.assemble("The attempt bound it to ", (printable(outcome["node"]), "bold green")))
+        else:
+            console.print(Text.assemble(("The attempt failed: ", "bold"), _t(outcome["message"] or "", "yellow")))
+        if outcome.get("nominatedNode"):
+            console.print(Text.assemble("Nominated node: ", (printable(outcome["nominatedNode"]), "bold")))
+        if outcome.get("victims"):
+            console.print(_t("Preemption victims: " + ", ".join(outcome["victims"]), "red"))
 
 
 def _color(code: str) -> Text:
