@@ -4,7 +4,17 @@
 # proxy by scripts/controlplane.sh; it is built (or reused from the cache) when Go is available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
+# The HTML report is checked in a real headless Chromium (Debian's package); in CI its absence fails
+# that test rather than skipping it.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "== installing chromium (apt-get)" >&2
+  apt_get=(apt-get); [ "$(id -u)" = 0 ] || apt_get=(sudo -n apt-get)
+  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -q chromium >/dev/null 2>&1 \
+    || { DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" update -q >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -q chromium >/dev/null 2>&1; } \
+    || echo "could not install chromium: the HTML report's browser test will fail in CI" >&2
+fi
 if command -v go >/dev/null 2>&1; then
   # --with-kwok: tests/e2e/test_controlplane.py runs kwok's fake kubelets, and in CI a skip fails.
   # --with-helm: tests/deploy/test_chart.py lints and renders the Helm chart (a skip fails in CI too).

@@ -237,6 +237,8 @@ def _feature_gates_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     help="Among equally scored nodes: random as kube-scheduler, or the first in node order.",
 )
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML report (timelines, utilisation, every pod's story) here.")
 @_verbosity_option
 @_emulated_version_option
 @_feature_gates_option
@@ -248,6 +250,7 @@ def simulate(
     until: str | None,
     tie_break: str,
     output: str,
+    report_path: str | None,
     verbosity: int,
     logging_format: str,
     release: Release | None,
@@ -280,6 +283,13 @@ def simulate(
         )
     except (FrameworkError, ArrivalError) as err:
         _fail([str(err)])
+    if report_path is not None:
+        from kubesched.sim.html_report import render_report
+
+        try:
+            Path(report_path).write_text(render_report(result, f"kubesched simulate {' '.join(paths)}"), "utf-8")
+        except OSError as err:
+            _fail([f"--report: {report_path}: {err.strerror or err}"])
     if output != "table":
         _emit(result.to_json(), output)
         return

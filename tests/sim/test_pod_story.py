@@ -86,3 +86,10 @@ def test_the_node_tables_show_what_the_scenario_is_about() -> None:
     (team_a,) = [line for line in tenants.splitlines() if line.startswith("│ team-a ")]
     assert [c.strip() for c in team_a.strip("│").split("│")] == ["team-a", "8 / 16.0", "12 / 24.0", "10 / 10.0"]
     assert all(len(line) <= 80 for text in (window, gpu, tenants) for line in text.splitlines())
+
+
+def test_report_to_an_unwritable_place_exits_2_with_one_line(tmp_path: Path) -> None:
+    target = tmp_path / "no-such-dir" / "r.html"
+    result = CliRunner().invoke(cli, ["simulate", str(EXAMPLES / "quickstart"), "--report", str(target)])
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == f"error: --report: {target}: No such file or directory"

@@ -107,6 +107,11 @@ class FailureHandlingMixin(SchedulerBase):
         if self.stories is not None:
             plugins = tuple(sorted(qpi.unschedulable_plugins | qpi.pending_plugins))
             self.stories.waited(pi.uid, self.clock.now(), "unschedulable" if rejected else "error", plugins, msg)
+            if isinstance(err, FitError):
+                self.stories.rejected_on(pi.uid, {
+                    node: f"{st.plugin}: {', '.join(st.reasons)}" if st.plugin else ", ".join(st.reasons)
+                    for node, st in err.diagnosis.node_to_status.items()
+                })
 
         cached = self.cluster.get_pod(pi.namespace, pi.name)
         if cached is None:

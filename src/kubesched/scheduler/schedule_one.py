@@ -209,6 +209,8 @@ class ScheduleOneMixin(BindingCycleMixin):
             ordered = SortedScoredNodes.of(scores, chosen)
             host = ordered.pop()
             batch.store_schedule_results(diagnosis.signature, diagnosis.node_hint, host, ordered, cycle)
+        if self.stories is not None:
+            self.stories.scored(pi.uid, [(n, int(t)) for n, t in zip(scores.nodes, scores.total.tolist(), strict=True)])
         return ScheduleResult(host, evaluated, len(feasible), scores=scores)
 
     def find_nodes_that_fit_pod(

@@ -32,6 +32,16 @@ class PodStory:
     first_attempt_at: float | None = None
     last_attempt_at: float | None = None
     waits: list[Wait] = field(default_factory=list)
+    #: The last failed cycle's verdict per node: "Plugin: reason, reason" (at most MAX_NODES).
+    node_statuses: dict[str, str] = field(default_factory=dict)
+    #: The scheduling cycle that placed it: the best nodes and their total scores, best first
+    #: (empty when a single node was feasible, which is not scored).
+    scores: list[tuple[str, int]] = field(default_factory=list)
+
+
+#: Nodes whose verdict a story keeps, and scored nodes it keeps.
+MAX_NODES = 200
+MAX_SCORES = 10
 
 
 #: Waits kept per pod (the first ones and the latest stay when a pod keeps changing reason).
@@ -67,6 +77,14 @@ class PodStories:
             if len(waits) >= MAX_WAITS:
                 del waits[MAX_WAITS // 2]
             waits.append(Wait(at, kind, plugins, message))
+
+    def rejected_on(self, uid: str, statuses: dict[str, str]) -> None:
+        with self._lock:
+            self._story(uid).node_statuses = dict(list(statuses.items())[:MAX_NODES])
+
+    def scored(self, uid: str, totals: list[tuple[str, int]]) -> None:
+        with self._lock:
+            self._story(uid).scores = sorted(totals, key=lambda t: -t[1])[:MAX_SCORES]
 
     def get(self, uid: str) -> PodStory | None:
         with self._lock:

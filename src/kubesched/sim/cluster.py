@@ -190,6 +190,7 @@ class SimCluster:
             "namespace": pod["metadata"].get("namespace", "default"),
             "name": pod["metadata"]["name"],
             "uid": str(pod["metadata"].get("uid") or ""),
+            "pod": pod,  # the object as created (its requests, for reports); not copied
             "createdAt": self.clock.now(),
             "node": pod.get("spec", {}).get("nodeName") or None,
             "boundAt": None,

@@ -182,6 +182,8 @@ def collect(sched: Scheduler, cluster: SimCluster, start: float, end: float) -> 
             entry["firstAttemptAt"] = story.first_attempt_at
             entry["lastAttemptAt"] = story.last_attempt_at
             entry["waits"] = list(story.waits)
+            entry["nodeStatuses"] = dict(story.node_statuses)
+            entry["scores"] = list(story.scores)
         if entry.get("deletedReason") == "Preempted":
             entry["preemptedBy"] = preemptors.get(key)
         pods.append(entry)
