@@ -84,7 +84,9 @@ def run_sim(
         arrivals = list(workload.measured_pods(pods, after=init_pods))
     except ValueError as err:
         raise BenchError(str(err)) from None
-    sim = new_simulation(config, registry, seed=seed, cluster_factory=_BenchCluster, feature_gates=feature_gates)
+    sim = new_simulation(
+        config, registry, seed=seed, cluster_factory=_BenchCluster, feature_gates=feature_gates, stories=False
+    )
     cluster = sim.cluster
 
     for ns in workload.namespaces:

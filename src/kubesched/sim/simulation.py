@@ -113,6 +113,7 @@ def new_simulation(
     tie_break: str = ...,
     clock: VirtualClock | None = ...,
     feature_gates: FeatureGates | None = ...,
+    stories: bool = ...,
 ) -> Simulation[SimCluster]: ...
 
 
@@ -127,6 +128,7 @@ def new_simulation(
     clock: VirtualClock | None = ...,
     cluster_factory: Callable[[VirtualClock], ClusterT],
     feature_gates: FeatureGates | None = ...,
+    stories: bool = ...,
 ) -> Simulation[ClusterT]: ...
 
 
@@ -140,12 +142,14 @@ def new_simulation(
     clock: VirtualClock | None = None,
     cluster_factory: Callable[[VirtualClock], Any] = SimCluster,
     feature_gates: FeatureGates | None = None,
+    stories: bool = True,
 ) -> Simulation[Any]:
     """A virtual clock at ``start`` (or ``clock``), an empty cluster on it (with a simulated PV
     controller, :mod:`kubesched.sim.pv_controller`) and the scheduler.
 
     ``seed`` seeds the scheduler's tie-breaks; None (the Scheduler's default) draws a fresh one.
     ``feature_gates``: ``--feature-gates`` (every gate at its release's default when None).
+    ``stories``: keep each pod's story (``simulate``'s report); off for benchmarks.
 
     The only place a SimCluster is built (tests/sim/test_simulation.py checks it): a caller that
     needs more from the cluster passes a subclass as ``cluster_factory``. Raises FrameworkError
@@ -158,9 +162,7 @@ def new_simulation(
     sched = Scheduler(
         config, registry, cluster, clock, seed=seed, tie_break=tie_break, feature_gates=feature_gates
     )
-    # Every pod's story (attempts, why it waited) for the report.
-    stories = sched.stories = PodStories()
-    sched.queue.on_gated = lambda uid, plugin, message: stories.waited(
-        uid, clock.now(), "gated", (plugin,), message
-    )
+    if stories:  # every pod's story (attempts, why it waited) for the report; benchmarks go without
+        kept = sched.stories = PodStories()
+        sched.queue.on_gated = lambda uid, plugin, message: kept.waited(uid, clock.now(), "gated", (plugin,), message)
     return Simulation(clock, cluster, sched)
