@@ -900,6 +900,96 @@ def version(output: str) -> None:
                    f"--emulated-version {shown}")
 
 
+@trace.command("sweep")
+@click.option("--nodes", "nodes_csv", required=True, type=click.Path(), help="openb_node_list_*.csv")
+@click.option("--pods", "pods_csvs", multiple=True, required=True, type=click.Path(),
+              help="A pod list (repeat for several: openb_pod_list_*.csv).")
+@click.option("--policy", "policies", multiple=True, required=True,
+              help="Policies (repeat, comma-separate, or 'all').")
+@click.option("--seed", "seeds", type=int, multiple=True, help="Run seed (repeat for several).")
+@click.option("--seeds", "seed_range", default=None, help="A range of seeds, e.g. 42..51.")
+@click.option("--tune", type=float, default=1.3, show_default=True, help="Workload: x GPU capacity.")
+@click.option("--standalone", is_flag=True, help="Replay with the standalone engine instead of the framework.")
+@click.option("--executor", type=click.Choice(["process", "ray"]), default="process", show_default=True,
+              help="process: every core of this machine; ray: the Ray cluster ray.init connects to.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: the cores).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory for the cells (resumable), sweep.csv, sweep.parquet and sweep.html.")
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+def trace_sweep(
+    nodes_csv: str,
+    pods_csvs: tuple[str, ...],
+    policies: tuple[str, ...],
+    seeds: tuple[int, ...],
+    seed_range: str | None,
+    tune: float,
+    standalone: bool,
+    executor: str,
+    workers: int | None,
+    out_dir: str,
+    output: str,
+) -> None:
+    """Replay every pod list with every policy and seed, in parallel and resumable (finished cells
+    are kept under --out and not run again), into a tidy table (CSV and Parquet) and an HTML report
+    of the means and the spread across seeds."""
+    from kubesched.sim import trace as tr
+    from kubesched.sim.alibaba import TraceError, check_tune, load_trace
+    from kubesched.sim.sweep import SweepError, cells_of, run_sweep, write_table
+    from kubesched.sim.sweep_report import render_sweep_report
+
+    _setup_logging(0)
+    problems: list[str] = []
+    chosen: list[str] = []
+    run_seeds: list[int] = []
+    try:
+        chosen = tr.parse_policies(policies)
+    except ValueError as err:
+        problems.append(str(err))
+    try:
+        check_tune(tune)
+    except ValueError as err:
+        problems.append(f"--tune: {err}")
+    try:
+        run_seeds = tr.parse_seeds(seeds, seed_range)
+    except ValueError as err:
+        problems.append(str(err))
+    for path in (nodes_csv, *pods_csvs):
+        if not Path(path).is_file():
+            problems.append(f"{path}: no such file")
+    if problems:
+        _fail(problems)
+    try:  # every input readable before any worker starts
+        for pods_csv in dict.fromkeys(pods_csvs):
+            load_trace(nodes_csv, pods_csv)
+    except TraceError as err:
+        _fail(err.errors)
+    out = Path(out_dir)
+    cells = cells_of(nodes_csv, list(dict.fromkeys(pods_csvs)), chosen, run_seeds, tune, standalone)
+    err_console = Console(stderr=True)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
+        task = bar.add_task("cells", total=len(cells))
+        try:
+            result = run_sweep(cells, out, executor=executor, workers=workers,
+                               progress=lambda done, _total: bar.update(task, completed=done))
+            files = write_table(result.rows, out)
+        except SweepError as err:
+            _fail([str(err)])
+        except OSError as err:
+            _fail([f"--out: {out_dir}: {err.strerror or err}"])
+    report = out / "sweep.html"
+    engine = "standalone" if standalone else "framework"
+    report.write_text(render_sweep_report(result.rows, tune=tune, seeds=run_seeds, engine=engine), "utf-8")
+    written = [str(f) for f in (*files, report)]
+    if output != "table":
+        _emit({"cells": len(cells), "ran": result.ran, "skipped": result.skipped, "files": written}, output)
+        return
+    err_console.print(f"{len(cells)} cells: {result.ran} run, {result.skipped} already done; {', '.join(written)}",
+                      highlight=False)
+
+
 @cli.group()
 def examples() -> None:
     """The example scenarios shipped with kubesched (the README's tour), to list or copy out."""
