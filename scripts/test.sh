@@ -4,7 +4,7 @@
 # proxy by scripts/controlplane.sh; it is built (or reused from the cache) when Go is available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test,browser,sweep,ray]'
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test,browser,sweep,ray,bound]'
 # The HTML report is checked in a real headless Chromium (Debian's package); in CI its absence fails
 # that test rather than skipping it.
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then

@@ -900,6 +900,50 @@ def version(output: str) -> None:
                    f"--emulated-version {shown}")
 
 
+@trace.command("bound")
+@click.option("--nodes", "nodes_csv", required=True, type=click.Path(), help="openb_node_list_*.csv")
+@click.option("--pods", "pods_csv", required=True, type=click.Path(), help="openb_pod_list_*.csv")
+@click.option("--tune", type=float, default=1.3, show_default=True, help="Workload: x GPU capacity.")
+@click.option("--seed", "seeds", type=int, multiple=True, help="Run seed (repeat for several). Default: 42.")
+@click.option("--seeds", "seed_range", default=None, help="A range of seeds, e.g. 42..51.")
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+def trace_bound(
+    nodes_csv: str, pods_csv: str, tune: float, seeds: tuple[int, ...], seed_range: str | None, output: str
+) -> None:
+    """An upper bound on the GPU allocation ratio at each arrived level, for exactly the pod
+    sequences the replays of these seeds use: no policy can place more (docs/gpu.md)."""
+    from kubesched.sim import trace as tr
+    from kubesched.sim.alibaba import TraceError, check_tune, load_trace
+    from kubesched.sim.gpu_bound import BoundError
+    from kubesched.sim.trace_bound import bound_table, bounds
+
+    _setup_logging(0)
+    problems: list[str] = []
+    run_seeds: list[int] = []
+    try:
+        check_tune(tune)
+    except ValueError as err:
+        problems.append(f"--tune: {err}")
+    try:
+        run_seeds = tr.parse_seeds(seeds, seed_range)
+    except ValueError as err:
+        problems.append(str(err))
+    if problems:
+        _fail(problems)
+    try:
+        data = load_trace(nodes_csv, pods_csv)
+    except TraceError as err:
+        _fail(err.errors)
+    try:
+        out = bounds(data, run_seeds, tune)
+    except BoundError as err:
+        _fail([str(err)])
+    if output != "table":
+        _emit(out, output)
+        return
+    Console().print(bound_table(out))
+
+
 @trace.command("sweep")
 @click.option("--nodes", "nodes_csv", required=True, type=click.Path(), help="openb_node_list_*.csv")
 @click.option("--pods", "pods_csvs", multiple=True, required=True, type=click.Path(),

@@ -1,0 +1,130 @@
+"""The GPU allocation upper bound (``kubesched.sim.gpu_bound``, docs/gpu.md "An upper bound"): on
+small clusters solved exhaustively here (every subset, every node and card), the bound is never
+below the best placement, and it is tight where the relaxation's cuts capture the packing."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+pytest.importorskip("scipy")
+
+from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape  # noqa: E402
+from kubesched.sim.gpu_bound import bound_curve, max_packable_gpu_milli  # noqa: E402
+
+
+def _best(pods: list[PodShape], nodes: list[NodeSpec]) -> int:
+    """Exhaustive: the most GPU milli any placement of any subset holds (cards are indivisible
+    for whole-GPU pods, shared pods fit a card's free milli; CPU and memory per node)."""
+    best = 0
+
+    def place(i: int, cards: list[list[int]], cpu: list[int], mem: list[int], held: int) -> None:
+        nonlocal best
+        best = max(best, held)
+        if i == len(pods):
+            return
+        p = pods[i]
+        place(i + 1, cards, cpu, mem, held)  # skip it
+        for n, node in enumerate(nodes):
+            if p.cpu > cpu[n] or p.memory > mem[n] or (p.models and node.model not in p.models):
+                continue
+            if p.gpu_milli == MILLI:
+                free = [c for c, left in enumerate(cards[n]) if left == MILLI]
+                for chosen in itertools.combinations(free, p.gpu_count):
+                    new = [list(c) for c in cards]
+                    for c in chosen:
+                        new[n][c] = 0
+                    place(i + 1, new, [*cpu[:n], cpu[n] - p.cpu, *cpu[n + 1:]],
+                          [*mem[:n], mem[n] - p.memory, *mem[n + 1:]], held + p.total_gpu_milli)
+            else:
+                for c, left in enumerate(cards[n]):
+                    if left >= p.gpu_milli:
+                        new = [list(cc) for cc in cards]
+                        new[n][c] -= p.gpu_milli
+                        place(i + 1, new, [*cpu[:n], cpu[n] - p.cpu, *cpu[n + 1:]],
+                              [*mem[:n], mem[n] - p.memory, *mem[n + 1:]], held + p.total_gpu_milli)
+
+    place(0, [[MILLI] * n.gpu_count for n in nodes], [n.cpu for n in nodes], [n.memory for n in nodes], 0)
+    return best
+
+
+def _shared(milli: int, cpu: int = 1000) -> PodShape:
+    return PodShape(cpu=cpu, memory=1, gpu_milli=milli, gpu_count=1)
+
+
+def _whole(count: int, cpu: int = 1000) -> PodShape:
+    return PodShape(cpu=cpu, memory=1, gpu_milli=MILLI, gpu_count=count)
+
+
+@pytest.mark.parametrize(("pods", "nodes", "want"), [
+    # Two pods asking for 60 % of a GPU cannot share the one card: 600, not 1000.
+    ([_shared(600), _shared(600)], [NodeSpec("a", 8000, 10, 1, "T4")], 600),
+    # A whole GPU and two 600m pods on two cards: the whole pod and one 600m pod.
+    ([_whole(1), _shared(600), _shared(600)], [NodeSpec("a", 8000, 10, 2, "T4")], 1600),
+    # Four 250m pods fill one card exactly.
+    ([_shared(250)] * 4, [NodeSpec("a", 8000, 10, 1, "T4")], 1000),
+    # CPU binds: each pod needs 3 of the node's 4 cores, so one pod only.
+    ([_shared(500, cpu=3000), _shared(500, cpu=3000)], [NodeSpec("a", 4000, 10, 1, "T4")], 500),
+    # A model constraint: the A100 pod cannot use the T4 node.
+    ([PodShape(1000, 1, MILLI, 1, ("A100",)), _whole(1)], [NodeSpec("a", 8000, 10, 1, "T4")], 1000),
+])
+def test_tight_on_hand_solved_clusters(pods: list[PodShape], nodes: list[NodeSpec], want: int) -> None:
+    assert _best(pods, nodes) == want
+    assert max_packable_gpu_milli(pods, nodes) == pytest.approx(want)
+
+
+def test_never_below_the_best_placement_on_random_small_clusters() -> None:
+    rng = random.Random(7)
+    for _ in range(60):
+        nodes = [NodeSpec(f"n{i}", rng.choice([4000, 8000]), 16, rng.choice([1, 2, 4]), rng.choice(["T4", "V100"]))
+                 for i in range(rng.randint(1, 2))]
+        pods = []
+        for _ in range(rng.randint(1, 6)):
+            if rng.random() < 0.5:
+                pods.append(_shared(rng.choice([100, 250, 400, 500, 600, 900]), cpu=rng.choice([500, 2000])))
+            else:
+                pods.append(PodShape(rng.choice([500, 2000]), 1, MILLI, rng.choice([1, 2]),
+                                     rng.choice([(), ("T4",), ("V100",)])))
+        best = _best(pods, nodes)
+        assert max_packable_gpu_milli(pods, nodes) >= best - 1e-6, (pods, nodes)
+
+
+def test_the_curve_takes_each_levels_last_event() -> None:
+    """One 1-GPU node: pods of 500m arrive; event i's arrived share is 50·i %. Level 50 ends at the
+    first pod (bound 50 %), level 100 at the second (100 %), level 150 has no event."""
+    nodes = [NodeSpec("a", 64000, 100, 1, "T4")]
+    curve = bound_curve([_shared(500)] * 2, nodes, [50, 100, 150])
+    assert [(b.level, b.prefix, b.allocation) for b in curve] == [(50, 1, 50.0), (100, 2, 100.0), (150, 0, None)]
+
+
+def test_the_command_bounds_every_replay_of_its_seeds(tmp_path: object) -> None:
+    """``trace bound`` on the tiny trace of test_trace_framework: at every level, each seed's bound
+    is at least what every policy's replay of that seed reaches (they are placements)."""
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+    from test_trace_framework import write_trace
+
+    from kubesched.cli import cli
+
+    assert isinstance(tmp_path, Path)
+    nodes, pods = write_trace(tmp_path)
+    res = CliRunner().invoke(cli, ["trace", "bound", "--nodes", str(nodes), "--pods", str(pods), "--seeds", "1..3",
+                                   "-o", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["seeds"] == [1, 2, 3] and len(out["runs"]) == 3
+    for run in out["runs"]:
+        replay = CliRunner().invoke(cli, ["trace", "alibaba-gpu", "--nodes", str(nodes), "--pods", str(pods),
+                                          "--policy", "all", "--seed", str(run["seed"]), "-o", "json"])
+        assert replay.exit_code == 0, replay.output
+        for policy in json.loads(replay.stdout):
+            for level, got in policy["allocation"].items():
+                if got is not None:
+                    assert run["bound"][level] is not None and got <= run["bound"][level] + 1e-9, (
+                        policy["policy"], run["seed"], level)
+    bad = CliRunner().invoke(cli, ["trace", "bound", "--nodes", str(nodes), "--pods", str(pods), "--tune", "-1"])
+    assert bad.exit_code == 2 and "--tune:" in bad.output
