@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape  # noqa: E402
-from kubesched.sim.gpu_bound import bound_curve, max_packable_gpu_milli  # noqa: E402
+from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
+from kubesched.sim.gpu_bound import bound_curve, max_packable_gpu_milli
 
 
 def _best(pods: list[PodShape], nodes: list[NodeSpec]) -> int:
