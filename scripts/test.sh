@@ -52,7 +52,7 @@ for minor in 3.12 3.13; do
   env_dir=$(mktemp -d "${TMPDIR:-/tmp}/kubesched-py$minor.XXXXXX")
   echo "== pytest on Python $minor ($py)"
   "$py" -m venv "$env_dir"
-  "$env_dir/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  "$env_dir/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test,sweep,bound]'
   "$env_dir/bin/python" -m pytest -q -m "not slow" --ignore=tests/e2e -p no:cacheprovider
   rm -rf "$env_dir"
 done
