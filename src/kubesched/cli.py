@@ -722,6 +722,32 @@ def run(
 
 
 # -- kubesched trace: replays of published traces (issue 6) ----------------------------------------
+def _trace_options(
+    policies: Sequence[str] | None, tune: float, seeds: Sequence[int], seed_range: str | None
+) -> tuple[list[str], list[str], list[int]]:
+    """The trace commands' shared options: (problems, one line each; policies; seeds)."""
+    from kubesched.sim import trace as tr
+    from kubesched.sim.alibaba import check_tune
+
+    problems: list[str] = []
+    chosen: list[str] = []
+    run_seeds: list[int] = []
+    if policies is not None:
+        try:
+            chosen = tr.parse_policies(policies)
+        except ValueError as err:
+            problems.append(str(err))
+    try:
+        check_tune(tune)
+    except ValueError as err:
+        problems.append(f"--tune: {err}")
+    try:
+        run_seeds = tr.parse_seeds(seeds, seed_range)
+    except ValueError as err:
+        problems.append(str(err))
+    return problems, chosen, run_seeds
+
+
 @cli.group()
 def trace() -> None:
     """Replay a published cluster trace through the scheduler."""
@@ -756,24 +782,10 @@ def trace_alibaba_gpu(
     """Schedule the Alibaba GPU trace (FGD paper, ATC '23) one pod at a time with GpuShare and report the
     GPU allocation ratio at 10..130 % arrived workload, fragmentation, failed pods and wall time."""
     from kubesched.sim import trace as tr
-    from kubesched.sim.alibaba import TraceError, check_tune, load_trace
+    from kubesched.sim.alibaba import TraceError, load_trace
 
     _setup_logging(0)
-    problems: list[str] = []
-    chosen: list[str] = []
-    run_seeds: list[int] = []
-    try:
-        chosen = tr.parse_policies(policies)
-    except ValueError as err:
-        problems.append(str(err))
-    try:
-        check_tune(tune)
-    except ValueError as err:
-        problems.append(f"--tune: {err}")
-    try:
-        run_seeds = tr.parse_seeds(seeds, seed_range)
-    except ValueError as err:
-        problems.append(str(err))
+    problems, chosen, run_seeds = _trace_options(policies, tune, seeds, seed_range)
     if report is not None and not Path(report).resolve().parent.is_dir():
         problems.append(f"--report: {report}: no such directory {str(Path(report).resolve().parent)!r}")
     if problems:
@@ -912,22 +924,12 @@ def trace_bound(
 ) -> None:
     """An upper bound on the GPU allocation ratio at each arrived level, for exactly the pod
     sequences the replays of these seeds use: no policy can place more (docs/gpu.md)."""
-    from kubesched.sim import trace as tr
-    from kubesched.sim.alibaba import TraceError, check_tune, load_trace
+    from kubesched.sim.alibaba import TraceError, load_trace
     from kubesched.sim.gpu_bound import BoundError
     from kubesched.sim.trace_bound import bound_table, bounds
 
     _setup_logging(0)
-    problems: list[str] = []
-    run_seeds: list[int] = []
-    try:
-        check_tune(tune)
-    except ValueError as err:
-        problems.append(f"--tune: {err}")
-    try:
-        run_seeds = tr.parse_seeds(seeds, seed_range)
-    except ValueError as err:
-        problems.append(str(err))
+    problems, _, run_seeds = _trace_options(None, tune, seeds, seed_range)
     if problems:
         _fail(problems)
     try:
@@ -976,27 +978,12 @@ def trace_sweep(
     """Replay every pod list with every policy and seed, in parallel and resumable (finished cells
     are kept under --out and not run again), into a tidy table (CSV and Parquet) and an HTML report
     of the means and the spread across seeds."""
-    from kubesched.sim import trace as tr
-    from kubesched.sim.alibaba import TraceError, check_tune, load_trace
+    from kubesched.sim.alibaba import TraceError, load_trace
     from kubesched.sim.sweep import SweepError, cells_of, run_sweep, write_table
     from kubesched.sim.sweep_report import render_sweep_report
 
     _setup_logging(0)
-    problems: list[str] = []
-    chosen: list[str] = []
-    run_seeds: list[int] = []
-    try:
-        chosen = tr.parse_policies(policies)
-    except ValueError as err:
-        problems.append(str(err))
-    try:
-        check_tune(tune)
-    except ValueError as err:
-        problems.append(f"--tune: {err}")
-    try:
-        run_seeds = tr.parse_seeds(seeds, seed_range)
-    except ValueError as err:
-        problems.append(str(err))
+    problems, chosen, run_seeds = _trace_options(policies, tune, seeds, seed_range)
     for path in (nodes_csv, *pods_csvs):
         if not Path(path).is_file():
             problems.append(f"{path}: no such file")

@@ -44,6 +44,32 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(3)}"
 
 
+def healthy(port: int) -> bool:
+    """A scheduler's secure port answers /healthz with 200."""
+    try:
+        return httpx.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def outcome(api: Api, ns: str, name: str, timeout: float = 60) -> str:
+    """The pod's node (``node <name>``), or its FailedScheduling message once it has one."""
+
+    def decided() -> str | None:
+        pod = api.get_pod(ns, name) or {}
+        node = pod.get("spec", {}).get("nodeName")
+        if node:
+            return f"node {node}"
+        for c in pod.get("status", {}).get("conditions") or []:
+            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
+                return str(c["message"])
+        return None
+
+    got = eventually(decided, f"{ns}/{name} decided", timeout=timeout)
+    assert isinstance(got, str)
+    return got
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

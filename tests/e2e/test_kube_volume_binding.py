@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from test_kube_support import Api, InProcessScheduler, eventually, free_port, unique
+from test_kube_support import Api, InProcessScheduler, eventually, free_port, healthy, outcome, unique
 
 from kubesched.config.releases import NO_DRA_DEALLOCATE_REASON, V1_35, V1_37, Release
 from kubesched.kube.controlplane import ControlPlane, require_binaries, start_kube_scheduler
@@ -113,23 +113,6 @@ def _claiming(claim: str) -> dict[str, Any]:
     return {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}
 
 
-def _outcome(api: Api, ns: str, name: str) -> str:
-    """The pod's node, or its FailedScheduling message once it has one."""
-    def decided() -> str | None:
-        pod = api.get_pod(ns, name) or {}
-        node = pod.get("spec", {}).get("nodeName")
-        if node:
-            return f"node {node}"
-        for c in pod.get("status", {}).get("conditions") or []:
-            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
-                return str(c["message"])
-        return None
-
-    got = eventually(decided, f"{ns}/{name} decided", timeout=90)
-    assert isinstance(got, str)
-    return got
-
-
 def _provision_when_selected(api: Api, ns: str, claim: str, pv: str, zone: str, stop: threading.Event) -> None:
     """The external provisioner's part: once the scheduler selects a node for the claim, create a
     PV for it there, pre-bound to the claim (the PV controller then binds both)."""
@@ -192,7 +175,7 @@ def _scenario(api: Api, scheduler: str) -> tuple[dict[str, str], dict[str, str]]
         for pod, claim in (("static", "data-static"), ("provisioned", "data-provisioned"), ("zone", "in-c"),
                            ("rwop-second", "rwop"), ("limit", "csi-new")):
             api.pod(ns, pod, scheduler=scheduler, extra_spec=_claiming(claim))
-            out[pod] = _outcome(api, ns, pod)
+            out[pod] = outcome(api, ns, pod, timeout=90)
     finally:
         stop.set()
     volumes: dict[str, str] = {}
@@ -203,13 +186,6 @@ def _scenario(api: Api, scheduler: str) -> tuple[dict[str, str], dict[str, str]]
         selected = (pvc["metadata"].get("annotations") or {}).get("volume.kubernetes.io/selected-node")
         volumes[f"{claim} selected-node"] = str(selected)
     return out, volumes
-
-
-def _healthy(port: int) -> bool:
-    try:
-        return httpx.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def test_pods_with_claims_as_kube_scheduler(cp: tuple[Release, ControlPlane], tmp_path: Path) -> None:
@@ -230,7 +206,7 @@ def test_pods_with_claims_as_kube_scheduler(cp: tuple[Release, ControlPlane], tm
         proc = start_kube_scheduler(cfg, plane.kubeconfig_path, binary=plane.binaries.kube_scheduler, secure_port=port,
                                     log_path=tmp_path / "ks.log")
         try:
-            eventually(lambda: _healthy(port), "kube-scheduler serving", timeout=60)
+            eventually(lambda: healthy(port), "kube-scheduler serving", timeout=60)
             theirs = _scenario(api, ks_name)
         finally:
             proc.terminate()

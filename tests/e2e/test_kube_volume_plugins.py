@@ -25,10 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
-from test_kube_support import Api, InProcessScheduler, eventually, free_port, unique
+from test_kube_support import Api, InProcessScheduler, eventually, free_port, healthy, outcome, unique
 
 from kubesched.kube.controlplane import ControlPlane, require_binaries, start_kube_scheduler
 
@@ -72,23 +71,6 @@ def _claiming(claim: str) -> dict[str, Any]:
     return {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}
 
 
-def _outcome(api: Api, ns: str, name: str) -> str:
-    """The pod's node, or its FailedScheduling message once it has one."""
-    def decided() -> str | None:
-        pod = api.get_pod(ns, name) or {}
-        node = pod.get("spec", {}).get("nodeName")
-        if node:
-            return f"node {node}"
-        for c in pod.get("status", {}).get("conditions") or []:
-            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
-                return str(c["message"])
-        return None
-
-    got = eventually(decided, f"{ns}/{name} decided", timeout=60)
-    assert isinstance(got, str)
-    return got
-
-
 def _scenario(api: Api, scheduler: str) -> dict[str, str]:
     ns = api.namespace()
     tag = ns.rsplit("-", 1)[-1]
@@ -104,15 +86,8 @@ def _scenario(api: Api, scheduler: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for pod, claim in (("zone-a", "in-a"), ("zone-c", "in-c"), ("rwop-second", "rwop")):
         api.pod(ns, pod, scheduler=scheduler, extra_spec=_claiming(claim))
-        out[pod] = _outcome(api, ns, pod)
+        out[pod] = outcome(api, ns, pod)
     return out
-
-
-def _healthy(port: int) -> bool:
-    try:
-        return httpx.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def test_volume_zone_and_read_write_once_pod_as_kube_scheduler(cp: ControlPlane, tmp_path: Path) -> None:
@@ -130,7 +105,7 @@ def test_volume_zone_and_read_write_once_pod_as_kube_scheduler(cp: ControlPlane,
         proc = start_kube_scheduler(cfg, cp.kubeconfig_path, binary=cp.binaries.kube_scheduler, secure_port=port,
                                     log_path=tmp_path / "ks.log")
         try:
-            eventually(lambda: _healthy(port), "kube-scheduler serving", timeout=60)
+            eventually(lambda: healthy(port), "kube-scheduler serving", timeout=60)
             theirs = _scenario(api, ks_name)
         finally:
             proc.terminate()
