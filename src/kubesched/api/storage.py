@@ -354,9 +354,13 @@ class PersistentVolume:
     @cached_property
     def _node_affinity(self) -> NodeSelector | None:
         affinity = self.spec.get("nodeAffinity")
-        required = affinity.get("required") if isinstance(affinity, Mapping) else None
-        if not isinstance(required, Mapping):
+        if affinity is None:
             return None
+        required = affinity.get("required") if isinstance(affinity, Mapping) else affinity
+        if required is None:
+            return None
+        if not isinstance(required, Mapping):  # malformed: like a malformed term, never matches
+            return NodeSelector({}, lazy=True)
         try:
             return NodeSelector(required, "spec.nodeAffinity.required", lazy=True)
         except InvalidObjectError:  # nodeSelectorTerms not a list: no term can match
