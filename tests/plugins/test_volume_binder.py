@@ -2,7 +2,8 @@
 
 Ported from pkg/scheduler/framework/plugins/volumebinding/binder_test.go (v1.37.2; v1.35.4 has the
 same rows): TestFindPodVolumesWithoutProvisioning and TestFindPodVolumesWithProvisioning, every
-row under each of upstream's three CSIDriver variants, as data/volume_binder_find.yaml.
+row under each of upstream's three CSIDriver variants, and TestCapacity, every row with the
+driver's StorageCapacity on and off, as data/volume_binder_find.yaml.
 Not ported: TestFindPodVolumesWithCSIMigration and TestCheckBindingsWithCSIMigration —
 kubesched's VolumeBinding does not translate in-tree PVs to CSI (NodeVolumeLimits does, for
 counting); a migrated in-tree PV's node affinity is read as written.
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from binder_fixtures import PV, PVC, binder, csi_driver, find_pod_volumes, make_test_pod
+from volume_binding_builders import make_capacity
 
 from kubesched.plugins.volumebinding.assume_cache import NotFoundError
 from kubesched.plugins.volumebinding.binder import BinderError
@@ -56,3 +58,31 @@ def test_find_pod_volumes(driver: str, case: dict[str, Any]) -> None:
     got_bindings = [(bi.pvc.obj, bi.pv.obj) for bi in pod_volumes.static_bindings]
     assert got_bindings == [(PVC[c], PV[v]) for c, v in case.get("bindings", [])]
     assert [p.pvc.obj for p in pod_volumes.dynamic_provisions] == [PVC[n] for n in want_provisions]
+
+
+CAPACITY_ROWS = [(opt_in, r) for r in DATA["capacity"] for opt_in in (True, False)]
+
+
+@pytest.mark.parametrize(("opt_in", "case"), CAPACITY_ROWS,
+                         ids=[f"CSIDriver.StorageCapacity={o}: {r['name']}" for o, r in CAPACITY_ROWS])
+def test_capacity(opt_in: bool, case: dict[str, Any]) -> None:
+    caps: dict[str, dict[str, Any]] = {}
+    for name, cls, node, cap, max_size in case["capacities"]:
+        caps[name] = make_capacity(name, cls, node, cap, max_size, namespace="")
+    _, b = binder([csi_driver(opt_in), PVC["provisionedPVC"], *caps.values()])
+    pod_volumes, reasons = find_pod_volumes(b, make_test_pod([PVC["provisionedPVC"]]))
+    want_reasons = case.get("reasons", []) if opt_in else []
+    assert reasons == want_reasons
+    assert not pod_volumes.static_bindings
+    if want_reasons:
+        return
+    [provision] = pod_volumes.dynamic_provisions
+    assert provision.pvc.obj == PVC["provisionedPVC"]
+    if not opt_in:
+        assert provision.node_capacity is None
+        return
+    want = case["capacities"][case["provision_capacity"]]
+    assert provision.node_capacity is not None
+    got = provision.node_capacity
+    assert (got.name, got.storage_class_name) == (want[0], want[1])
+    assert got.obj == caps[want[0]]
