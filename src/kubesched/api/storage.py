@@ -158,13 +158,14 @@ class _Meta:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     deleting: bool
-    #: UID of the ownerReference with ``controller: true`` (``metav1.GetControllerOf``), or "".
-    controller_uid: str
+    #: UID of the ownerReference with ``controller: true`` (``metav1.GetControllerOf``), None
+    #: without one (a controller reference with no UID is still one: ``IsControlledBy`` compares UIDs).
+    controller_uid: str | None
 
     @classmethod
     def read(cls, obj: Mapping[str, Any], *, namespaced: bool) -> _Meta:
         md = _map(obj.get("metadata"))
-        controller = ""
+        controller: str | None = None
         refs = md.get("ownerReferences")
         for ref in refs if isinstance(refs, list) else ():
             if isinstance(ref, Mapping) and ref.get("controller") is True:
@@ -197,7 +198,7 @@ class PersistentVolumeClaim:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     deleting: bool
-    controller_uid: str
+    controller_uid: str | None
     volume_name: str
     #: ``spec.storageClassName``; None when unset (which differs from ""), see :attr:`storage_class`.
     storage_class_name: str | None
@@ -354,9 +355,13 @@ class PersistentVolume:
     @cached_property
     def _node_affinity(self) -> NodeSelector | None:
         affinity = self.spec.get("nodeAffinity")
-        required = affinity.get("required") if isinstance(affinity, Mapping) else None
-        if not isinstance(required, Mapping):
+        if affinity is None:
             return None
+        required = affinity.get("required") if isinstance(affinity, Mapping) else affinity
+        if required is None:
+            return None
+        if not isinstance(required, Mapping):  # malformed: like a malformed term, never matches
+            return NodeSelector({}, lazy=True)
         try:
             return NodeSelector(required, "spec.nodeAffinity.required", lazy=True)
         except InvalidObjectError:  # nodeSelectorTerms not a list: no term can match
@@ -615,7 +620,7 @@ def ephemeral_claim_name(pod_name: str, volume_name: str) -> str:
 def volume_is_for_pod(pod_namespace: str, pod_name: str, pod_uid: str, pvc: PersistentVolumeClaim) -> str | None:
     """``ephemeral.VolumeIsForPod``: None when the claim was created for the pod (same namespace,
     controlled by the pod's UID), else upstream's error text."""
-    if pvc.namespace != pod_namespace or not pvc.controller_uid or pvc.controller_uid != pod_uid:
+    if pvc.namespace != pod_namespace or pvc.controller_uid is None or pvc.controller_uid != pod_uid:
         return (
             f"PVC {pvc.namespace}/{pvc.name} was not created for pod {pod_namespace}/{pod_name} (pod is not owner)"
         )

@@ -92,7 +92,9 @@ class FakeClient:
         self.calls.append(("update_object_status", obj))
 
     def update_object(self, obj: JSONObj) -> Obj:
-        """Replace the stored object of the same kind, namespace and name (recorded in ``calls``)."""
+        """Replace the stored object of the same kind, namespace and name (recorded in ``calls``):
+        refused when the given resourceVersion is not the stored one; the stored copy gets the next
+        (numeric) resourceVersion, as from the API server."""
         self.calls.append(("update_object", obj))
         md = cast("Mapping[str, object]", obj.get("metadata") or {})
         for i, o in enumerate(self.objects):
@@ -102,8 +104,19 @@ class FakeClient:
                 and meta.get("name") == md.get("name")
                 and (meta.get("namespace") or "") == (md.get("namespace") or "")
             ):
-                self.objects[i] = dict(obj)
-                return self.objects[i]
+                given = str(md.get("resourceVersion") or "")
+                stored = str(meta.get("resourceVersion") or "")
+                if given and given != stored:  # the API server's optimistic concurrency
+                    raise ObjectConflictError(
+                        f'Operation cannot be fulfilled on {obj.get("kind")} "{md.get("name")}": the object has '
+                        "been modified; please apply your changes to the latest version and try again"
+                    )
+                new = dict(obj)
+                version = str(int(stored) + 1) if stored.isdigit() else stored
+                new_md: dict[str, object] = {**md, "resourceVersion": version}
+                new["metadata"] = cast("Obj", new_md)
+                self.objects[i] = new
+                return new
         raise ObjectConflictError(f'{obj.get("kind")} "{md.get("name")}" not found')
 
     def submit(self, fn: Callable[[], None]) -> None:
