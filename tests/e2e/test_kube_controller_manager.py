@@ -79,33 +79,66 @@ def ns(api: Api) -> str:
 
 def _storage_class(api: Api, mode: str) -> str:
     name = unique("sc")
-    api.ok(api.c.post("/apis/storage.k8s.io/v1/storageclasses", json={
-        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
-        "provisioner": NO_PROVISIONER, "volumeBindingMode": mode}))
+    api.ok(
+        api.c.post(
+            "/apis/storage.k8s.io/v1/storageclasses",
+            json={
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": name},
+                "provisioner": NO_PROVISIONER,
+                "volumeBindingMode": mode,
+            },
+        )
+    )
     return name
 
 
 def _pv(api: Api, cls: str, size: str, *, node: str | None = None) -> str:
     """A Retain volume of ``cls``: a local one pinned to ``node``, else a hostPath one."""
     name = unique("pv")
-    spec: dict[str, Any] = {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
-                            "storageClassName": cls, "persistentVolumeReclaimPolicy": "Retain"}
+    spec: dict[str, Any] = {
+        "capacity": {"storage": size},
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": cls,
+        "persistentVolumeReclaimPolicy": "Retain",
+    }
     if node is None:
         spec["hostPath"] = {"path": f"/tmp/{name}"}
     else:
         spec["local"] = {"path": f"/mnt/{name}"}
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [node]}]}]}}
-    api.ok(api.c.post("/api/v1/persistentvolumes", json={
-        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec}))
+        spec["nodeAffinity"] = {
+            "required": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [node]}]}]
+            }
+        }
+    api.ok(
+        api.c.post(
+            "/api/v1/persistentvolumes",
+            json={"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec},
+        )
+    )
     return name
 
 
 def _pvc(api: Api, ns: str, cls: str, size: str = "1Gi") -> dict[str, Any]:
-    return dict(api.ok(api.c.post(f"/api/v1/namespaces/{ns}/persistentvolumeclaims", json={
-        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": unique("claim")},
-        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": cls,
-                 "resources": {"requests": {"storage": size}}}})))
+    return dict(
+        api.ok(
+            api.c.post(
+                f"/api/v1/namespaces/{ns}/persistentvolumeclaims",
+                json={
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": unique("claim")},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": cls,
+                        "resources": {"requests": {"storage": size}},
+                    },
+                },
+            )
+        )
+    )
 
 
 def _get_pvc(api: Api, ns: str, name: str) -> dict[str, Any]:
@@ -129,8 +162,11 @@ def _assert_bound(api: Api, ns: str, claim: dict[str, Any], pv: str) -> None:
     annotations = pvc["metadata"].get("annotations", {})
     assert annotations.get(BIND_COMPLETED) == "yes", annotations
     assert annotations.get(BOUND_BY_CONTROLLER) == "yes", annotations
-    volume = eventually(lambda: (v := _get_pv(api, pv))["status"].get("phase") == "Bound" and v,
-                        f"volume {pv} Bound", timeout=BIND_TIMEOUT)
+    volume = eventually(
+        lambda: (v := _get_pv(api, pv))["status"].get("phase") == "Bound" and v,
+        f"volume {pv} Bound",
+        timeout=BIND_TIMEOUT,
+    )
     ref = volume["spec"]["claimRef"]
     assert (ref["namespace"], ref["name"], ref["uid"]) == (ns, name, claim["metadata"]["uid"])
 
@@ -162,8 +198,11 @@ def test_wait_for_first_consumer_completed_after_prebind(api: Api, ns: str) -> N
     name = claim["metadata"]["name"]
 
     # The controller has seen the claim and decided to wait: the event, and nothing bound.
-    event = eventually(lambda: api.events(ns, reason="WaitForFirstConsumer", regarding=name),
-                       f"the WaitForFirstConsumer event of {name}", timeout=BIND_TIMEOUT)[0]
+    event = eventually(
+        lambda: api.events(ns, reason="WaitForFirstConsumer", regarding=name),
+        f"the WaitForFirstConsumer event of {name}",
+        timeout=BIND_TIMEOUT,
+    )[0]
     assert event["note"] == "waiting for first consumer to be created before binding"
     pvc = _get_pvc(api, ns, name)
     assert (pvc["status"].get("phase"), pvc["spec"].get("volumeName")) == ("Pending", None)
@@ -171,12 +210,28 @@ def test_wait_for_first_consumer_completed_after_prebind(api: Api, ns: str) -> N
 
     # What VolumeBinding's PreBind writes for node n-1: the volume's claimRef (as
     # GetBindVolumeToClaim makes it), then the claim's selected node.
-    ref = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": ns, "name": name,
-           "uid": pvc["metadata"]["uid"], "resourceVersion": pvc["metadata"]["resourceVersion"]}
-    api.ok(api.c.patch(f"/api/v1/persistentvolumes/{chosen}", headers=MERGE, json={
-        "metadata": {"annotations": {BOUND_BY_CONTROLLER: "yes"}}, "spec": {"claimRef": ref}}))
-    api.ok(api.c.patch(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}", headers=MERGE,
-                       json={"metadata": {"annotations": {SELECTED_NODE: "n-1"}}}))
+    ref = {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": ns,
+        "name": name,
+        "uid": pvc["metadata"]["uid"],
+        "resourceVersion": pvc["metadata"]["resourceVersion"],
+    }
+    api.ok(
+        api.c.patch(
+            f"/api/v1/persistentvolumes/{chosen}",
+            headers=MERGE,
+            json={"metadata": {"annotations": {BOUND_BY_CONTROLLER: "yes"}}, "spec": {"claimRef": ref}},
+        )
+    )
+    api.ok(
+        api.c.patch(
+            f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}",
+            headers=MERGE,
+            json={"metadata": {"annotations": {SELECTED_NODE: "n-1"}}},
+        )
+    )
 
     _assert_bound(api, ns, claim, chosen)
     assert _get_pvc(api, ns, name)["metadata"]["annotations"][SELECTED_NODE] == "n-1"
@@ -201,12 +256,16 @@ def test_serving_with_delegated_authn_and_authz(plane: ControlPlane) -> None:
         for controller in PV_CONTROLLERS:
             assert f"[+]{controller} ok" in health.text
         assert anonymous.get("/metrics").status_code == 403
-    with httpx.Client(base_url=url, verify=plane.ssl_context(), timeout=10.0,
-                      headers={"Authorization": f"Bearer {plane.unprivileged_token}"}) as unprivileged:
+    with httpx.Client(
+        base_url=url,
+        verify=plane.ssl_context(),
+        timeout=10.0,
+        headers={"Authorization": f"Bearer {plane.unprivileged_token}"},
+    ) as unprivileged:
         assert unprivileged.get("/metrics").status_code == 403
-    with httpx.Client(base_url=url, verify=plane.ssl_context(client_cert=(plane.admin_cert_path,
-                                                                          plane.admin_key_path)),
-                      timeout=10.0) as admin:
+    with httpx.Client(
+        base_url=url, verify=plane.ssl_context(client_cert=(plane.admin_cert_path, plane.admin_key_path)), timeout=10.0
+    ) as admin:
         metrics = admin.get("/metrics")
         assert metrics.status_code == 200, metrics.text
         assert "workqueue_adds_total" in metrics.text
