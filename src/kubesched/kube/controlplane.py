@@ -776,13 +776,15 @@ class ControlPlane:
                 f"kube-controller-manager not built in {self.binaries.directory}: "
                 "run scripts/controlplane.sh --with-kcm"
             )
+        tag = secrets.token_hex(3)
         if kubeconfig is None:
             kubeconfig = (
-                self.kubeconfig_for_user(KUBE_CONTROLLER_MANAGER_USER)
+                self.kubeconfig_for_user(
+                    KUBE_CONTROLLER_MANAGER_USER, path=self.workdir / f"kube-controller-manager-{tag}.kubeconfig"
+                )
                 if use_service_account_credentials
                 else self.kubeconfig_path
             )
-        tag = secrets.token_hex(3)
         serving_key, serving = self._require_ca().issue("kube-controller-manager", server_ips=("127.0.0.1",))
         cert = _write(self.pki_dir / f"kube-controller-manager-{tag}.crt", _cert_pem(serving))
         key = _write(self.pki_dir / f"kube-controller-manager-{tag}.key", _key_pem(serving_key))
