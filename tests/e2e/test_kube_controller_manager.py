@@ -19,6 +19,10 @@ Upstream behaviour the expectations come from (read, not run):
   ``pv.kubernetes.io/bound-by-controller``), then, for claims to provision, the claim's
   ``volume.kubernetes.io/selected-node``; the PV controller completes the binding. The second case
   writes both, volume first as PreBind does.
+- pkg/registry/core/persistentvolume/strategy.go: a new volume is ``Pending``; the PV controller makes
+  it ``Available`` once it has it in its cache, so the tests wait for that before making a claim
+  (the volume and claim informers are separate watches: a claim seen first would be matched
+  without the newest volumes).
 - plugin/pkg/auth/authorizer/rbac/bootstrappolicy: ``system:kube-controller-manager`` may create
   ServiceAccounts and their tokens but not write volumes; each controller's own
   ``system:controller:*`` role (bound to its ServiceAccount in kube-system) may.
@@ -171,6 +175,17 @@ def _assert_bound(api: Api, ns: str, claim: dict[str, Any], pv: str) -> None:
     assert (ref["namespace"], ref["name"], ref["uid"]) == (ns, name, claim["metadata"]["uid"])
 
 
+def _synced(api: Api, *pvs: str) -> None:
+    """Wait until the controller has synced each new volume: the API server creates a volume
+    ``Pending`` and only the PV controller makes it ``Available`` (syncVolume), from its own cache.
+    A claim made before that could be matched against a cache without these volumes."""
+
+    def available() -> bool:
+        return all(_get_pv(api, name)["status"].get("phase") == "Available" for name in pvs)
+
+    eventually(available, f"volumes {', '.join(pvs)} Available", timeout=BIND_TIMEOUT)
+
+
 def _assert_available(api: Api, *pvs: str) -> None:
     for name in pvs:
         pv = _get_pv(api, name)
@@ -184,6 +199,7 @@ def test_immediate_claim_bound_to_the_smallest_matching_volume(api: Api, ns: str
     too_small = _pv(api, cls, "512Mi")
     bigger = _pv(api, cls, "5Gi")
     exact = _pv(api, cls, "1Gi")
+    _synced(api, other_class, too_small, bigger, exact)
     claim = _pvc(api, ns, cls)
     _assert_bound(api, ns, claim, exact)
     _assert_available(api, other_class, too_small, bigger)
@@ -194,6 +210,7 @@ def test_wait_for_first_consumer_completed_after_prebind(api: Api, ns: str) -> N
         api.node(node)
     cls = _storage_class(api, "WaitForFirstConsumer")
     chosen, other = _pv(api, cls, "1Gi", node="n-1"), _pv(api, cls, "1Gi", node="n-2")
+    _synced(api, chosen, other)
     claim = _pvc(api, ns, cls)
     name = claim["metadata"]["name"]
 
