@@ -23,7 +23,11 @@ build() {
   local start=$SECONDS dir b
   dir=$("$here/controlplane.sh" --print-dir "$@")
   echo "[ci-controlplane] control plane ready in $((SECONDS - start)) s: $dir" >&2
-  for b in etcd kube-apiserver kube-scheduler; do
+  local want=(etcd kube-apiserver kube-scheduler)
+  if [[ ${KUBESCHED_CONTROLPLANE_KCM:-0} == 1 || " $* " == *" --with-kcm "* ]]; then
+    want+=(kube-controller-manager)
+  fi
+  for b in "${want[@]}"; do
     [[ -x $dir/$b ]] || { echo "[ci-controlplane] missing $dir/$b" >&2; exit 1; }
   done
   "$dir/kube-apiserver" --version >&2

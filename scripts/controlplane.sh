@@ -101,7 +101,9 @@ K8S_PATCH=${K8S_VERSION##*.}
 STAGING_VERSION=v0.$K8S_MINOR.$K8S_PATCH
 FLAGS="-trimpath -ldflags=-s -w"
 # One stamp file per component, written after its binaries are in place: a component is rebuilt
-# only when its binaries are missing or were built from something else.
+# only when its binaries are missing or were built from something else. kube-controller-manager has
+# a stamp of its own (kcm), so a directory built without it keeps its kube-apiserver and
+# kube-scheduler when --with-kcm adds it later, and a directory without the binary builds it.
 declare -A STAMP=(
   [kubernetes]="k8s.io/kubernetes $K8S_VERSION staging $STAGING_VERSION $FLAGS version-stamped"
   [kcm]="k8s.io/kubernetes/cmd/kube-controller-manager $K8S_VERSION staging $STAGING_VERSION $FLAGS version-stamped"

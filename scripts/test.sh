@@ -18,7 +18,8 @@ fi
 if command -v go >/dev/null 2>&1; then
   # --with-kwok: tests/e2e/test_controlplane.py runs kwok's fake kubelets, and in CI a skip fails.
   # --with-helm: tests/deploy/test_chart.py lints and renders the Helm chart (a skip fails in CI too).
-  # --with-kcm: tests/e2e/test_kube_volume_binding.py runs kube-controller-manager's PV controller.
+  # --with-kcm: tests/e2e/test_kube_controller_manager.py, test_kube_volume_binding.py and
+  # test_kube_rbac.py run kube-controller-manager's PV controller, on every release (a skip fails in CI).
   bin_dir=$(scripts/ci-controlplane.sh --with-kcm --with-kwok --with-helm | tail -n 1)
   export KUBESCHED_CONTROLPLANE_BIN="$bin_dir"
 else

@@ -13,6 +13,7 @@ from kubesched.kube.controlplane import (
     BIN_ENV,
     CACHE_ENV,
     K8S_MINOR,
+    ControlPlane,
     ControlPlaneNotBuiltError,
     find_binaries,
 )
@@ -75,3 +76,16 @@ def test_a_release_not_built_names_the_build_command(cache: Path) -> None:
 def test_a_release_is_a_minor(cache: Path, release: str) -> None:
     with pytest.raises(ValueError, match="minor version"):
         find_binaries(release)
+
+
+def test_kube_controller_manager_is_found_only_when_built(cache: Path) -> None:
+    """``--with-kcm`` adds kube-controller-manager to a release's directory; without it the
+    control plane is still complete and asking for the controller-manager names the flag."""
+    assert find_binaries().kube_controller_manager is None
+    with pytest.raises(ControlPlaneNotBuiltError, match=r"kube-controller-manager not built in .*--with-kcm"):
+        ControlPlane(find_binaries()).start_controller_manager()
+    kcm = cache / "v1.37.10" / "kube-controller-manager"
+    kcm.write_text("#!/bin/sh\n")
+    assert find_binaries().kube_controller_manager is None  # not executable: an interrupted copy
+    kcm.chmod(0o755)
+    assert find_binaries().kube_controller_manager == kcm

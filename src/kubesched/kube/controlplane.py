@@ -13,10 +13,14 @@ Identities offered to tests:
 * static bearer tokens (``--token-auth-file``), including one user with no RBAC bindings at all;
 * ServiceAccount tokens via the TokenRequest API (the apiserver has a service-account signing key).
 
-No kube-controller-manager runs: namespaces never finish deleting, no default ServiceAccounts
-appear and nodes keep the conditions and taints they were created with. The admission plugins
-that presuppose a controller-manager are therefore off (``DEFAULT_DISABLED_ADMISSION_PLUGINS``;
-envtest disables ServiceAccount for the same reason).
+By default no kube-controller-manager runs: namespaces never finish deleting, no default
+ServiceAccounts appear and nodes keep the conditions and taints they were created with. The
+admission plugins that presuppose a controller-manager are therefore off
+(``DEFAULT_DISABLED_ADMISSION_PLUGINS``; envtest disables ServiceAccount for the same reason).
+A test that needs the PV controller starts kube-controller-manager on request
+(``start_controller_manager``, built with ``scripts/controlplane.sh --with-kcm``) with only the
+controllers it names (``PV_CONTROLLERS`` by default), so those plugins stay off even then: the
+ServiceAccount, namespace and node lifecycle controllers still do not run.
 """
 
 from __future__ import annotations
@@ -65,8 +69,10 @@ __all__ = [
     "DEFAULT_DISABLED_ADMISSION_PLUGINS",
     "INSTALL_HINT",
     "K8S_MINOR",
+    "KUBE_CONTROLLER_MANAGER_USER",
     "KWOK_NODE_ANNOTATION",
     "NOT_BUILT_MESSAGE",
+    "PV_CONTROLLERS",
     "Binaries",
     "ControlPlane",
     "ControlPlaneError",
@@ -90,6 +96,8 @@ NOT_BUILT_MESSAGE = (
 )
 
 ADMIN_USER = "kubesched:admin"
+#: The user RBAC's bootstrap ClusterRoleBinding ``system:kube-controller-manager`` names.
+KUBE_CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
 UNPRIVILEGED_USER = "kubesched:unprivileged"
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 _LOG_TAIL_LINES = 40
@@ -103,8 +111,11 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"
 DEFAULT_DISABLED_ADMISSION_PLUGINS: tuple[str, ...] = ("ServiceAccount", "TaintNodesByCondition")
 
 
-#: kube-controller-manager's controllers the volume tests need (cmd/kube-controller-manager/names,
-#: the same names in v1.35 and v1.37).
+#: kube-controller-manager's controllers the volume tests need: the PV binder (binds claims to
+#: volumes, completes WaitForFirstConsumer bindings after kube-scheduler's PreBind) and the ephemeral
+#: volume controller (creates generic ephemeral volumes' claims). The names are those of
+#: cmd/kube-controller-manager/names/controller_names.go, identical in v1.35.4 and v1.37.2; both also
+#: accept the old alias ``persistentvolume-binder`` (app/core.go).
 PV_CONTROLLERS = ("persistentvolume-binder-controller", "ephemeral-volume-controller")
 
 
@@ -528,6 +539,8 @@ class ControlPlane:
         self._ca: _CA | None = None
         self._apiserver_argv: list[str] = []
         self._children: list[subprocess.Popen[bytes]] = []
+        #: ``https://127.0.0.1:<port>`` of the last kube-controller-manager started, if any.
+        self.controller_manager_url: str | None = None
         self._atexit_registered = False
         self.etcd_port = 0
         self.etcd_peer_port = 0
@@ -645,6 +658,7 @@ class ControlPlane:
                     proc.stop(self.stop_timeout)
         finally:
             self._children.clear()
+            self.controller_manager_url = None
             self._apiserver = self._etcd = None
             if self._dir is not None and not self.keep_dir:
                 shutil.rmtree(self._dir, ignore_errors=True)
@@ -736,35 +750,102 @@ class ControlPlane:
         self,
         controllers: Sequence[str] = PV_CONTROLLERS,
         *,
+        use_service_account_credentials: bool = True,
+        kubeconfig: str | os.PathLike[str] | None = None,
         extra_args: Sequence[str] = (),
     ) -> subprocess.Popen[bytes]:
-        """Run the real kube-controller-manager (built with ``scripts/controlplane.sh --with-kcm``)
-        with only ``controllers`` (by default the PV binder and the ephemeral volume controller, for
-        the volume tests), as the admin user (the harness has no ServiceAccount token signer, so
-        ``--use-service-account-credentials`` is off), no leader election and no serving port. The
-        caller may stop it; ``stop()`` does otherwise."""
+        """Run the real kube-controller-manager (``scripts/controlplane.sh --with-kcm``) with only
+        ``controllers`` (by default the PV binder and the ephemeral volume controller, for the volume
+        tests) and wait until it serves ``/healthz`` with a check for each of them, i.e. has built them.
+
+        Identity as in a kubeadm cluster: a client certificate for ``system:kube-controller-manager``
+        (what RBAC's bootstrap ClusterRole of that name is bound to) and, by default,
+        ``--use-service-account-credentials``, so each controller acts as its own ServiceAccount in
+        kube-system (tokens by TokenRequest) with its bootstrap ``system:controller:*`` role. With
+        ``use_service_account_credentials=False`` every controller uses the root client, which
+        ``system:kube-controller-manager`` does not allow to write volumes, so the admin kubeconfig
+        is used unless ``kubeconfig`` says otherwise. No leader election; HTTPS on a free loopback
+        port with a certificate from our CA, delegated authentication and authorization.
+
+        The caller may stop the returned process; ``stop()`` does otherwise. Raises
+        ControlPlaneNotBuiltError when it was not built, ControlPlaneError when it does not come up.
+        """
         binary = self.binaries.kube_controller_manager
         if binary is None:
             raise ControlPlaneNotBuiltError(
-                "kube-controller-manager not built: run scripts/controlplane.sh --with-kcm"
+                f"kube-controller-manager not built in {self.binaries.directory}: "
+                "run scripts/controlplane.sh --with-kcm"
             )
-        argv = [
-            str(binary),
-            f"--kubeconfig={self.kubeconfig_path}",
-            f"--controllers={','.join(controllers)}",
-            "--use-service-account-credentials=false",
-            "--leader-elect=false",
-            "--secure-port=0",
-            # The PV binder resyncs every 15 s by default; react as fast as the informers allow.
-            "--pvclaimbinder-sync-period=1s",
-            *extra_args,
-        ]
-        with (self.workdir / f"kube-controller-manager-{secrets.token_hex(3)}.log").open("ab") as log:
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        tag = secrets.token_hex(3)
+        if kubeconfig is None:
+            kubeconfig = (
+                self.kubeconfig_for_user(
+                    KUBE_CONTROLLER_MANAGER_USER, path=self.workdir / f"kube-controller-manager-{tag}.kubeconfig"
+                )
+                if use_service_account_credentials
+                else self.kubeconfig_path
             )
-        self._children.append(proc)
-        return proc
+        serving_key, serving = self._require_ca().issue("kube-controller-manager", server_ips=("127.0.0.1",))
+        cert = _write(self.pki_dir / f"kube-controller-manager-{tag}.crt", _cert_pem(serving))
+        key = _write(self.pki_dir / f"kube-controller-manager-{tag}.key", _key_pem(serving_key))
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            port = _free_ports(1)[0]
+            argv = [
+                str(binary),
+                f"--kubeconfig={kubeconfig}",
+                f"--controllers={','.join(controllers)}",
+                f"--use-service-account-credentials={str(use_service_account_credentials).lower()}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--tls-cert-file={cert}",
+                f"--tls-private-key-file={key}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                # The PV binder resyncs every 15 s by default; react as fast as the informers allow.
+                "--pvclaimbinder-sync-period=1s",
+                *extra_args,
+            ]
+            proc = _Proc("kube-controller-manager", self.workdir / f"kube-controller-manager-{tag}.log")
+            proc.start(argv)
+            assert proc.popen is not None and proc.log_file is not None
+            self._children.append(proc.popen)
+            proc.log_file.close()  # the child has its own descriptor
+            proc.log_file = None
+            try:
+                self._wait_controllers(proc, f"https://127.0.0.1:{port}/healthz?verbose", controllers)
+            except ControlPlaneError as exc:
+                _terminate(proc.popen, self.stop_timeout)
+                if attempt == _PORT_ATTEMPTS or "address already in use" not in str(exc):
+                    raise
+                continue
+            self.controller_manager_url = f"https://127.0.0.1:{port}"
+            return proc.popen
+        raise AssertionError("unreachable")
+
+    def _wait_controllers(self, proc: _Proc, url: str, controllers: Sequence[str]) -> None:
+        """Poll kube-controller-manager's verbose ``/healthz`` until it is 200 and lists a check for
+        every controller (one is registered per controller it built), or it dies, or time runs out."""
+        deadline = time.monotonic() + self.startup_timeout
+        last = "no answer yet"
+        want = [f"[+]{name} ok" for name in controllers]
+        with httpx.Client(verify=self.ssl_context(), timeout=5.0) as client:
+            while True:
+                if proc.popen is None or proc.popen.poll() is not None:
+                    raise proc.failure("failed to start")
+                try:
+                    resp = client.get(url)
+                    if resp.status_code == 200 and all(line in resp.text for line in want):
+                        return
+                    last = f"HTTP {resp.status_code}: {resp.text[-500:]}"
+                except httpx.HTTPError as exc:
+                    last = f"{type(exc).__name__}: {exc}"
+                if time.monotonic() > deadline:
+                    raise proc.failure(
+                        f"did not report {', '.join(controllers)} healthy after {self.startup_timeout:.0f}s "
+                        f"at {url} ({last})"
+                    )
+                time.sleep(0.25)
 
     def start_kwok(
         self,
