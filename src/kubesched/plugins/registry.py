@@ -12,6 +12,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.coscheduling import Coscheduling
     from kubesched.plugins.defaultbinder import DefaultBinder
     from kubesched.plugins.defaultpreemption import DefaultPreemption
+    from kubesched.plugins.dragpuscore import DRAGpuScore
     from kubesched.plugins.gpushare import GpuShare
     from kubesched.plugins.imagelocality import ImageLocality
     from kubesched.plugins.interpodaffinity import InterPodAffinity
@@ -59,6 +60,7 @@ def in_tree_registry() -> Registry:
     r.register(names.TENANT_ISOLATION, TenantIsolation)
     r.register(names.CAPACITY_SCHEDULING, CapacityScheduling)
     r.register(names.GPU_SHARE, GpuShare)
+    r.register(names.DRA_GPU_SCORE, DRAGpuScore)
     r.register(names.COSCHEDULING, Coscheduling)
     r.register(names.TENANT_FAIR_SORT, TenantFairSort)
     return r
