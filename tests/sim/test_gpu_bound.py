@@ -1,10 +1,12 @@
-"""The GPU allocation upper bound (``kubesched.sim.gpu_bound``, docs/gpu.md "An upper bound"): on
-small clusters solved exhaustively here (every subset, every node and card), the bound is never
-below the best placement, and it is tight where the relaxation's cuts capture the packing."""
+"""The GPU allocation upper bounds (``kubesched.sim.gpu_bound``, ``kubesched.sim.gpu_card_bound``,
+docs/gpu.md "An upper bound"): on small clusters solved exhaustively here (every subset, every node
+and card), each bound is never below the best placement, the card-pattern LP is tight on hand-solved
+clusters where the aggregate relaxation is loose, and the curve takes the least of them."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
 import pytest
@@ -13,6 +15,7 @@ pytest.importorskip("scipy")
 
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
 from kubesched.sim.gpu_bound import bound_curve, max_packable_gpu_milli
+from kubesched.sim.gpu_card_bound import card_pattern_bound, maximal_patterns
 
 
 def _best(pods: list[PodShape], nodes: list[NodeSpec]) -> int:
@@ -36,15 +39,25 @@ def _best(pods: list[PodShape], nodes: list[NodeSpec]) -> int:
                     new = [list(c) for c in cards]
                     for c in chosen:
                         new[n][c] = 0
-                    place(i + 1, new, [*cpu[:n], cpu[n] - p.cpu, *cpu[n + 1:]],
-                          [*mem[:n], mem[n] - p.memory, *mem[n + 1:]], held + p.total_gpu_milli)
+                    place(
+                        i + 1,
+                        new,
+                        [*cpu[:n], cpu[n] - p.cpu, *cpu[n + 1 :]],
+                        [*mem[:n], mem[n] - p.memory, *mem[n + 1 :]],
+                        held + p.total_gpu_milli,
+                    )
             else:
                 for c, left in enumerate(cards[n]):
                     if left >= p.gpu_milli:
                         new = [list(cc) for cc in cards]
                         new[n][c] -= p.gpu_milli
-                        place(i + 1, new, [*cpu[:n], cpu[n] - p.cpu, *cpu[n + 1:]],
-                              [*mem[:n], mem[n] - p.memory, *mem[n + 1:]], held + p.total_gpu_milli)
+                        place(
+                            i + 1,
+                            new,
+                            [*cpu[:n], cpu[n] - p.cpu, *cpu[n + 1 :]],
+                            [*mem[:n], mem[n] - p.memory, *mem[n + 1 :]],
+                            held + p.total_gpu_milli,
+                        )
 
     place(0, [[MILLI] * n.gpu_count for n in nodes], [n.cpu for n in nodes], [n.memory for n in nodes], 0)
     return best
@@ -58,37 +71,90 @@ def _whole(count: int, cpu: int = 1000) -> PodShape:
     return PodShape(cpu=cpu, memory=1, gpu_milli=MILLI, gpu_count=count)
 
 
-@pytest.mark.parametrize(("pods", "nodes", "want"), [
-    # Two pods asking for 60 % of a GPU cannot share the one card: 600, not 1000.
-    ([_shared(600), _shared(600)], [NodeSpec("a", 8000, 10, 1, "T4")], 600),
-    # A whole GPU and two 600m pods on two cards: the whole pod and one 600m pod.
-    ([_whole(1), _shared(600), _shared(600)], [NodeSpec("a", 8000, 10, 2, "T4")], 1600),
-    # Four 250m pods fill one card exactly.
-    ([_shared(250)] * 4, [NodeSpec("a", 8000, 10, 1, "T4")], 1000),
-    # CPU binds: each pod needs 3 of the node's 4 cores, so one pod only.
-    ([_shared(500, cpu=3000), _shared(500, cpu=3000)], [NodeSpec("a", 4000, 10, 1, "T4")], 500),
-    # A model constraint: the A100 pod cannot use the T4 node.
-    ([PodShape(1000, 1, MILLI, 1, ("A100",)), _whole(1)], [NodeSpec("a", 8000, 10, 1, "T4")], 1000),
-])
+@pytest.mark.parametrize(
+    ("pods", "nodes", "want"),
+    [
+        # Two pods asking for 60 % of a GPU cannot share the one card: 600, not 1000.
+        ([_shared(600), _shared(600)], [NodeSpec("a", 8000, 10, 1, "T4")], 600),
+        # A whole GPU and two 600m pods on two cards: the whole pod and one 600m pod.
+        ([_whole(1), _shared(600), _shared(600)], [NodeSpec("a", 8000, 10, 2, "T4")], 1600),
+        # Four 250m pods fill one card exactly.
+        ([_shared(250)] * 4, [NodeSpec("a", 8000, 10, 1, "T4")], 1000),
+        # CPU binds: each pod needs 3 of the node's 4 cores, so one pod only.
+        ([_shared(500, cpu=3000), _shared(500, cpu=3000)], [NodeSpec("a", 4000, 10, 1, "T4")], 500),
+        # A model constraint: the A100 pod cannot use the T4 node.
+        ([PodShape(1000, 1, MILLI, 1, ("A100",)), _whole(1)], [NodeSpec("a", 8000, 10, 1, "T4")], 1000),
+    ],
+)
 def test_tight_on_hand_solved_clusters(pods: list[PodShape], nodes: list[NodeSpec], want: int) -> None:
     assert _best(pods, nodes) == want
     assert max_packable_gpu_milli(pods, nodes) == pytest.approx(want)
 
 
+@pytest.mark.parametrize(
+    ("pods", "nodes", "want", "aggregate"),
+    [
+        # Two nodes of 2 GPUs and 5 cores; three 1-GPU pods of 3 cores: one pod a node (CPU), 2000.
+        # The aggregate pools 10 cores and 4 cards: room for all three, 3000.
+        ([_whole(1, cpu=3000)] * 3, [NodeSpec(f"n{i}", 5000, 10, 2, "T4") for i in range(2)], 2000, 3000),
+        # Two cards; 700m, 700m, 400m, 400m: a 700m pod leaves 300m that no 400m pod fits, so the best is
+        # one 700m card and one card of two 400m pods, 1500. The aggregate sums milli: 700+700+400, 1800.
+        ([_shared(700), _shared(700), _shared(400), _shared(400)], [NodeSpec("a", 8000, 10, 2, "T4")], 1500, 1800),
+        # One card; 810m, 160m, 470m: 810 + 160 = 970 (470 + 470 is not there); the aggregate:
+        # 810 + 160 = 970 too, 470 + 160 = 630, so equal here, and the LP agrees.
+        ([_shared(810), _shared(160), _shared(470)], [NodeSpec("a", 8000, 10, 1, "T4")], 970, 970),
+    ],
+)
+def test_card_pattern_lp_is_tight_where_the_aggregate_is_loose(
+    pods: list[PodShape], nodes: list[NodeSpec], want: int, aggregate: int
+) -> None:
+    assert _best(pods, nodes) == want
+    assert max_packable_gpu_milli(pods, nodes) == pytest.approx(aggregate)
+    assert card_pattern_bound(pods, nodes) == pytest.approx(want)
+    # The curve takes the least bound, and says which: one level, its last event the whole list.
+    total = sum(n.gpu_count for n in nodes) * MILLI
+    arrived = sum(p.total_gpu_milli for p in pods)
+    level = round(arrived / total * 100)
+    (got,) = bound_curve(pods, nodes, [level])
+    assert got.prefix == len(pods)
+    assert got.allocation == pytest.approx(want / total * 100, abs=0.01)
+    assert got.method == "card-pattern LP"  # the least (on a tie, the first named)
+
+
+def test_maximal_card_patterns() -> None:
+    """Counts per milli value (ascending) of every maximal card filling, worked out by hand."""
+    assert set(maximal_patterns((400, 700))) == {(2, 0), (0, 1)}
+    assert set(maximal_patterns((300, 500))) == {(0, 2), (1, 1), (3, 0)}
+    assert maximal_patterns(()) == ()
+
+
 def test_never_below_the_best_placement_on_random_small_clusters() -> None:
     rng = random.Random(7)
     for _ in range(60):
-        nodes = [NodeSpec(f"n{i}", rng.choice([4000, 8000]), 16, rng.choice([1, 2, 4]), rng.choice(["T4", "V100"]))
-                 for i in range(rng.randint(1, 2))]
+        nodes = [
+            NodeSpec(f"n{i}", rng.choice([4000, 8000]), 16, rng.choice([1, 2, 4]), rng.choice(["T4", "V100"]))
+            for i in range(rng.randint(1, 2))
+        ]
         pods = []
         for _ in range(rng.randint(1, 6)):
             if rng.random() < 0.5:
                 pods.append(_shared(rng.choice([100, 250, 400, 500, 600, 900]), cpu=rng.choice([500, 2000])))
             else:
-                pods.append(PodShape(rng.choice([500, 2000]), 1, MILLI, rng.choice([1, 2]),
-                                     rng.choice([(), ("T4",), ("V100",)])))
+                pods.append(
+                    PodShape(
+                        rng.choice([500, 2000]), 1, MILLI, rng.choice([1, 2]), rng.choice([(), ("T4",), ("V100",)])
+                    )
+                )
         best = _best(pods, nodes)
-        assert max_packable_gpu_milli(pods, nodes) >= best - 1e-6, (pods, nodes)
+        old = max_packable_gpu_milli(pods, nodes)
+        assert old >= best - 1e-6, (pods, nodes)
+        assert card_pattern_bound(pods, nodes) >= best - 1e-6, (pods, nodes)
+        # The curve's bound at the last level: at least the best placement, at most the old bound.
+        total = sum(n.gpu_count for n in nodes) * MILLI
+        level = round(sum(p.total_gpu_milli for p in pods) / total * 100)
+        (got,) = bound_curve(pods, nodes, [level])
+        assert got.allocation is not None
+        assert best / total * 100 - 1e-6 <= got.allocation <= math.ceil(old / total * 10000) / 100 + 1e-9
 
 
 def test_the_curve_takes_each_levels_last_event() -> None:
@@ -112,19 +178,38 @@ def test_the_command_bounds_every_replay_of_its_seeds(tmp_path: object) -> None:
 
     assert isinstance(tmp_path, Path)
     nodes, pods = write_trace(tmp_path)
-    res = CliRunner().invoke(cli, ["trace", "bound", "--nodes", str(nodes), "--pods", str(pods), "--seeds", "1..3",
-                                   "-o", "json"])
+    res = CliRunner().invoke(
+        cli, ["trace", "bound", "--nodes", str(nodes), "--pods", str(pods), "--seeds", "1..3", "-o", "json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["seeds"] == [1, 2, 3] and len(out["runs"]) == 3
     for run in out["runs"]:
-        replay = CliRunner().invoke(cli, ["trace", "alibaba-gpu", "--nodes", str(nodes), "--pods", str(pods),
-                                          "--policy", "all", "--seed", str(run["seed"]), "-o", "json"])
+        replay = CliRunner().invoke(
+            cli,
+            [
+                "trace",
+                "alibaba-gpu",
+                "--nodes",
+                str(nodes),
+                "--pods",
+                str(pods),
+                "--policy",
+                "all",
+                "--seed",
+                str(run["seed"]),
+                "-o",
+                "json",
+            ],
+        )
         assert replay.exit_code == 0, replay.output
         for policy in json.loads(replay.stdout):
             for level, got in policy["allocation"].items():
                 if got is not None:
                     assert run["bound"][level] is not None and got <= run["bound"][level] + 1e-9, (
-                        policy["policy"], run["seed"], level)
+                        policy["policy"],
+                        run["seed"],
+                        level,
+                    )
     bad = CliRunner().invoke(cli, ["trace", "bound", "--nodes", str(nodes), "--pods", str(pods), "--tune", "-1"])
     assert bad.exit_code == 2 and "--tune:" in bad.output

@@ -37,7 +37,16 @@ import numpy as np
 
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
 
-__all__ = ["BoundError", "LevelBound", "bound_curve", "max_packable_gpu_milli"]
+__all__ = [
+    "METHODS",
+    "BoundError",
+    "LevelBound",
+    "NodeType",
+    "bound_curve",
+    "fits",
+    "max_packable_gpu_milli",
+    "node_types",
+]
 
 
 class BoundError(RuntimeError):
@@ -45,7 +54,9 @@ class BoundError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class _Type:
+class NodeType:
+    """Nodes alike for the bound: same CPU, memory, GPUs, model and pod capacity."""
+
     cpu: int
     memory: int
     gpus: int
@@ -53,12 +64,12 @@ class _Type:
     max_pods: int
 
 
-def _types(nodes: Sequence[NodeSpec]) -> list[tuple[_Type, int]]:
-    counts = Counter(_Type(n.cpu, n.memory, n.gpu_count, n.model, n.max_pods) for n in nodes)
+def node_types(nodes: Sequence[NodeSpec]) -> list[tuple[NodeType, int]]:
+    counts = Counter(NodeType(n.cpu, n.memory, n.gpu_count, n.model, n.max_pods) for n in nodes)
     return sorted(counts.items(), key=lambda kv: (kv[0].model, kv[0].gpus, kv[0].cpu, kv[0].memory))
 
 
-def _fits(shape: PodShape, t: _Type) -> bool:
+def fits(shape: PodShape, t: NodeType) -> bool:
     if shape.cpu > t.cpu or shape.memory > t.memory:
         return False
     if shape.gpu_milli > 0:
@@ -79,9 +90,10 @@ def max_packable_gpu_milli(pods: Sequence[PodShape], nodes: Sequence[NodeSpec], 
     if not shapes:
         return 0.0
     kinds = sorted(shapes, key=lambda s: (s.gpu_milli, s.gpu_count, s.cpu, s.memory, s.models))
-    types = _types(nodes)
-    var: list[tuple[int, int]] = [(k, t) for k in range(len(kinds)) for t in range(len(types))
-                                  if _fits(kinds[k], types[t][0])]
+    types = node_types(nodes)
+    var: list[tuple[int, int]] = [
+        (k, t) for k in range(len(kinds)) for t in range(len(types)) if fits(kinds[k], types[t][0])
+    ]
     if not var:
         return 0.0
     n = len(var)
@@ -107,13 +119,24 @@ def max_packable_gpu_milli(pods: Sequence[PodShape], nodes: Sequence[NodeSpec], 
         add({j: 1.0 for j, _ in on}, float(count * typ.max_pods))
         add({j: float(s.total_gpu_milli) for j, s in on}, float(count * typ.gpus * MILLI))
         add({j: float(s.gpu_count) for j, s in on if s.gpu_milli == MILLI}, float(count * typ.gpus))
-        add({j: float(s.gpu_count if s.gpu_milli == MILLI else 1) for j, s in on
-             if s.gpu_milli == MILLI or s.gpu_milli > MILLI // 2}, float(count * typ.gpus))
+        add(
+            {
+                j: float(s.gpu_count if s.gpu_milli == MILLI else 1)
+                for j, s in on
+                if s.gpu_milli == MILLI or s.gpu_milli > MILLI // 2
+            },
+            float(count * typ.gpus),
+        )
     a = np.vstack(rows)
     constraints = LinearConstraint(a, -np.inf, np.array(upper))
     bounds = Bounds(np.zeros(n), np.full(n, np.inf))
-    res = milp(objective, constraints=constraints, bounds=bounds, integrality=np.ones(n),
-               options={"time_limit": time_limit, "disp": False})
+    res = milp(
+        objective,
+        constraints=constraints,
+        bounds=bounds,
+        integrality=np.ones(n),
+        options={"time_limit": time_limit, "disp": False},
+    )
     if res.x is not None and res.status == 0:
         return float(-res.fun)
     # Not proven optimal in time: the LP relaxation is a bound too (and so is the MILP's dual bound).
@@ -130,6 +153,12 @@ class LevelBound:
     prefix: int
     #: The bound on the allocation ratio, %, rounded up to 2 decimals (as the curves are rounded).
     allocation: float | None
+    #: Which bound is the smallest there: "card-pattern LP", "aggregate MILP" or "arrived".
+    method: str | None = None
+
+
+#: The bounds :func:`bound_curve` takes the least of, by name.
+METHODS = ("card-pattern LP", "aggregate MILP")
 
 
 def bound_curve(
@@ -137,14 +166,21 @@ def bound_curve(
 ) -> list[LevelBound]:
     """The bound at each arrived level for the sequence ``shapes`` (in arrival order): the level's
     events are those whose arrived GPU milli rounds to it (or to it ± 1 when none does), as
-    ``discrete_curve`` picks them; None where no event is."""
+    ``discrete_curve`` picks them; None where no event is.
+
+    The least of two valid bounds on OPT of the level's last prefix, U (the card-pattern LP of
+    :mod:`kubesched.sim.gpu_card_bound` and the aggregate MILP above), caps each event of the level;
+    an event's allocation is also at most its arrived milli, so the level's mean allocation is at
+    most the mean over its events of min(arrived, U)."""
+    from kubesched.sim.gpu_card_bound import card_pattern_bound
+
     total_gpus = sum(n.gpu_count for n in nodes)
     if total_gpus == 0:
         return [LevelBound(k, 0, None) for k in levels]
     arrived = np.cumsum([s.total_gpu_milli for s in shapes], dtype=np.int64)
     arrive = np.round(arrived / total_gpus / 10, 0)
     out: list[LevelBound] = []
-    cache: dict[int, float] = {}
+    cache: dict[int, tuple[float, str]] = {}
     for k in levels:
         idx = np.flatnonzero(arrive == k)
         if len(idx) == 0:
@@ -154,7 +190,16 @@ def bound_curve(
             continue
         prefix = int(idx[-1]) + 1
         if prefix not in cache:
-            cache[prefix] = max_packable_gpu_milli(shapes[:prefix], nodes, time_limit=time_limit)
-        pct = min(cache[prefix] / (total_gpus * MILLI) * 100, 100.0)
-        out.append(LevelBound(k, prefix, math.ceil(pct * 100 - 1e-9) / 100))
+            found = {
+                METHODS[0]: card_pattern_bound(Counter(shapes[:prefix]), nodes),
+                METHODS[1]: max_packable_gpu_milli(shapes[:prefix], nodes, time_limit=time_limit),
+            }
+            name = min(found, key=lambda m: (found[m], METHODS.index(m)))
+            cache[prefix] = (found[name], name)
+        upper, name = cache[prefix]
+        capped = np.minimum(arrived[idx].astype(float), upper)
+        if bool(np.all(arrived[idx] <= upper)):
+            name = "arrived"
+        pct = min(float(capped.mean()) / (total_gpus * MILLI) * 100, 100.0)
+        out.append(LevelBound(k, prefix, math.ceil(pct * 100 - 1e-9) / 100, name))
     return out

@@ -1,0 +1,136 @@
+"""A tighter upper bound on the GPU milli a subset of pods can hold: card patterns and per-node cuts.
+
+The aggregate relaxation of :mod:`kubesched.sim.gpu_bound` pools a node type's GPU milli, so an 810m
+pod's 190m left over counts as room for a 470m pod, and it pools the type's CPU, so two nodes with
+CPU for 1.5 pods each look like room for three. This LP keeps each *card* whole and cuts what one
+*node* can hold (docs/gpu.md, "An upper bound", has the proof):
+
+- A card pattern is a multiset of shared-GPU milli values (those of the prefix's shapes that may run
+  on the type) with sum ≤ 1000, maximal (no value can be added). Every card holding shared pods
+  holds a sub-multiset of some maximal pattern.
+- Variables, per node type t: x[k, t] ≥ 0 pods of shape k on t, q[t, p] ≥ 0 cards of t filled
+  with pattern p.
+- Σ_t x[k, t] ≤ n_k; per type: Σ_p q[t, p] + Σ_{whole k} gpus_k·x[k, t] ≤ N_t·G_t (a card holds
+  shared pods or belongs to one whole-GPU pod); per shared milli value m:
+  Σ_{k of milli m} x[k, t] ≤ Σ_p mult_p(m)·q[t, p]; CPU, memory and pods within the type's totals.
+- Per-node cuts: one node holds at most ⌊C_t / v⌋ pods asking for v or more CPU, ⌊M_t / v⌋ asking
+  for v or more memory, ⌊G_t / j⌋ asking for j or more whole GPUs; so
+  Σ_{k: cpu_k ≥ v} x[k, t] ≤ N_t·⌊C_t / v⌋ for every CPU request v of the prefix (and alike).
+
+A feasible placement of a subset, counted per shape and type (x) and per card by the maximal
+pattern containing its shared pods' milli (q), satisfies all of these with the same GPU milli, so
+the LP's optimum is ≥ OPT. Solved with HiGHS (``scipy.optimize.linprog``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+
+import numpy as np
+
+from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
+from kubesched.sim.gpu_bound import BoundError, fits, node_types
+
+__all__ = ["card_pattern_bound", "maximal_patterns"]
+
+
+@cache
+def maximal_patterns(millis: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Every maximal multiset of ``millis`` (sorted, distinct, each 1..999) fitting one card, as a
+    count per value: no value can be added without passing 1000 milli."""
+    smallest = millis[0] if millis else MILLI
+    out: list[tuple[int, ...]] = []
+
+    def walk(i: int, left: int, counts: list[int]) -> None:
+        if i == len(millis):
+            if left < smallest and any(counts):
+                out.append(tuple(counts))
+            return
+        for n in range(left // millis[i], -1, -1):
+            counts.append(n)
+            walk(i + 1, left - n * millis[i], counts)
+            counts.pop()
+
+    walk(0, MILLI, [])
+    return tuple(out)
+
+
+def _request(shape: PodShape, what: str) -> int:
+    """CPU, memory, or whole GPUs (0 for a shared pod) a pod asks of its node."""
+    if what == "cpu":
+        return shape.cpu
+    if what == "memory":
+        return shape.memory
+    return shape.gpu_count if shape.gpu_milli == MILLI else 0
+
+
+def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes: Sequence[NodeSpec]) -> float:
+    """An upper bound on the GPU milli any feasible placement of a subset of ``pods`` holds."""
+    try:
+        from scipy.optimize import linprog
+        from scipy.sparse import coo_matrix
+    except ImportError as err:
+        raise BoundError("the bound needs SciPy (HiGHS): pip install 'kubesched[bound]'") from err
+    counts = Counter(dict(pods)) if isinstance(pods, Mapping) else Counter(pods)
+    shapes = sorted(
+        (s for s, n in counts.items() if s.total_gpu_milli > 0 and n > 0),
+        key=lambda s: (s.gpu_milli, s.gpu_count, s.cpu, s.memory, s.models),
+    )
+    types = [(t, n) for t, n in node_types(nodes) if t.gpus > 0]
+    objective: list[float] = []
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    limits: list[float] = []
+
+    def var(gpu: float) -> int:
+        objective.append(-gpu)
+        return len(objective) - 1
+
+    def row(entries: Iterable[tuple[int, float]], limit: float) -> None:
+        r = len(limits)
+        for j, coef in entries:
+            rows.append(r)
+            cols.append(j)
+            vals.append(coef)
+        limits.append(limit)
+
+    on_shape: dict[int, list[int]] = {k: [] for k in range(len(shapes))}
+    for typ, n in types:
+        here = [(k, var(float(shapes[k].total_gpu_milli))) for k in range(len(shapes)) if fits(shapes[k], typ)]
+        if not here:
+            continue
+        for k, j in here:
+            on_shape[k].append(j)
+        millis = tuple(sorted({shapes[k].gpu_milli for k, _ in here if shapes[k].gpu_milli < MILLI}))
+        patterns = maximal_patterns(millis)
+        q = [var(0.0) for _ in patterns]
+        whole = [(j, float(shapes[k].gpu_count)) for k, j in here if shapes[k].gpu_milli == MILLI]
+        row([(j, 1.0) for j in q] + whole, float(n * typ.gpus))
+        for i, m in enumerate(millis):
+            row(
+                [(j, 1.0) for k, j in here if shapes[k].gpu_milli == m]
+                + [(q[p], -float(pat[i])) for p, pat in enumerate(patterns) if pat[i]],
+                0.0,
+            )
+        row([(j, float(shapes[k].cpu)) for k, j in here], float(n * typ.cpu))
+        row([(j, float(shapes[k].memory)) for k, j in here], float(n * typ.memory))
+        row([(j, 1.0) for k, j in here], float(n * typ.max_pods))
+        # Per-node cuts: at most ⌊capacity / v⌋ pods asking for v or more fit one node.
+        for what, capacity in (("cpu", typ.cpu), ("memory", typ.memory), ("gpus", typ.gpus)):
+            asks = {j: _request(shapes[k], what) for k, j in here}
+            for v in sorted(set(asks.values()) - {0}):
+                if capacity // v < typ.max_pods:
+                    row([(j, 1.0) for j, a in asks.items() if a >= v], float(n * (capacity // v)))
+    for k, js in on_shape.items():
+        if js:
+            row([(j, 1.0) for j in js], float(counts[shapes[k]]))
+    if not objective or not limits:
+        return 0.0
+    a = coo_matrix((vals, (rows, cols)), shape=(len(limits), len(objective))).tocsr()
+    res = linprog(np.array(objective), A_ub=a, b_ub=np.array(limits), bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise BoundError(f"HiGHS failed on the card-pattern LP: {res.message}")
+    return float(-res.fun)
