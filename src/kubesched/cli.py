@@ -767,6 +767,11 @@ def trace() -> None:
 @click.option("--standalone", is_flag=True, help="Use the standalone engine replay (the reference) instead.")
 @click.option("--report", "report", type=click.Path(), default=None,
               help="Write an HTML report (and a PNG beside it) of allocation and fragmentation curves.")
+@click.option("--bound", "with_bound", is_flag=True,
+              help="Also the upper bound (trace bound) and, per policy, the gap to it and the share of the "
+                   "baseline's gap it closes.")
+@click.option("--baseline", default="Random", show_default=True,
+              help="With --bound: the policy the share of the gap closed is measured from (replayed too).")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 def trace_alibaba_gpu(
     nodes_csv: str,
@@ -777,6 +782,8 @@ def trace_alibaba_gpu(
     seed_range: str | None,
     standalone: bool,
     report: str | None,
+    with_bound: bool,
+    baseline: str,
     output: str,
 ) -> None:
     """Schedule the Alibaba GPU trace (FGD paper, ATC '23) one pod at a time with GpuShare and report the
@@ -788,12 +795,32 @@ def trace_alibaba_gpu(
     problems, chosen, run_seeds = _trace_options(policies, tune, seeds, seed_range)
     if report is not None and not Path(report).resolve().parent.is_dir():
         problems.append(f"--report: {report}: no such directory {str(Path(report).resolve().parent)!r}")
+    if with_bound:
+        try:
+            names = tr.parse_policies([baseline])
+        except ValueError as err:
+            problems.append(str(err).replace("--policy", "--baseline", 1))
+        else:
+            if len(names) != 1:
+                problems.append(f"--baseline: {baseline!r}: name one policy")
+            else:
+                baseline = names[0]
+                chosen = chosen if baseline in chosen else [*chosen, baseline]
     if problems:
         _fail(problems)
     try:
         data = load_trace(nodes_csv, pods_csv)
     except TraceError as err:
         _fail(err.errors)
+    bound_out: dict[str, Any] | None = None
+    if with_bound:
+        from kubesched.sim.gpu_bound import BoundError
+        from kubesched.sim.trace_bound import bounds
+
+        try:
+            bound_out = bounds(data, run_seeds, tune)
+        except BoundError as err:
+            _fail([str(err)])
     if report is not None:
         from kubesched.sim.trace_report import PlotUnavailableError, require_matplotlib
 
@@ -824,12 +851,16 @@ def trace_alibaba_gpu(
         except OSError as err:
             _fail([f"--report: {report}: {err.strerror or err}"])
         err_console.print(f"report: {report} and {png}", highlight=False)
+    out = tr.summaries(runs, nodes)
+    if bound_out is not None:
+        from kubesched.sim.trace_gap import with_gaps
+
+        out = with_gaps(out, bound_out, baseline)
     if output != "table":
-        out = tr.summaries(runs, nodes)
         _emit(out[0] if len(out) == 1 else out, output)
         return
     # 13 columns of curve: wide enough for the whole table when the output is a pipe or a file
-    Console(width=None if sys.stdout.isatty() else 160).print(tr.table(runs, nodes))
+    Console(width=None if sys.stdout.isatty() else 160).print(tr.table_of(out, nodes))
 
 
 # -- kubesched bench: scheduler_perf-style throughput (issue 7) --------------------------------------
@@ -961,6 +992,8 @@ def trace_bound(
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: the cores).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for the cells (resumable), sweep.csv, sweep.parquet and sweep.html.")
+@click.option("--bound", "with_bound", is_flag=True,
+              help="Also each pod list's upper bound (trace bound, mean over the seeds) as a line in the report.")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 def trace_sweep(
     nodes_csv: str,
@@ -973,6 +1006,7 @@ def trace_sweep(
     executor: str,
     workers: int | None,
     out_dir: str,
+    with_bound: bool,
     output: str,
 ) -> None:
     """Replay every pod list with every policy and seed, in parallel and resumable (finished cells
@@ -1010,9 +1044,22 @@ def trace_sweep(
             _fail([str(err)])
         except OSError as err:
             _fail([f"--out: {out_dir}: {err.strerror or err}"])
+    bounds = None
+    if with_bound:
+        from kubesched.sim.gpu_bound import BoundError
+        from kubesched.sim.sweep import sweep_bounds
+
+        try:
+            bounds = sweep_bounds(nodes_csv, list(dict.fromkeys(pods_csvs)), run_seeds, tune, out)
+        except BoundError as err:
+            _fail([str(err)])
+        except OSError as err:
+            _fail([f"--out: {out_dir}: {err.strerror or err}"])
     report = out / "sweep.html"
     engine = "standalone" if standalone else "framework"
-    report.write_text(render_sweep_report(result.rows, tune=tune, seeds=run_seeds, engine=engine), "utf-8")
+    report.write_text(
+        render_sweep_report(result.rows, tune=tune, seeds=run_seeds, engine=engine, bounds=bounds), "utf-8"
+    )
     written = [str(f) for f in (*files, report)]
     if output != "table":
         _emit({"cells": len(cells), "ran": result.ran, "skipped": result.skipped, "files": written}, output)

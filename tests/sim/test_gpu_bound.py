@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("scipy")
 
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
-from kubesched.sim.gpu_bound import bound_curve, max_packable_gpu_milli
+from kubesched.sim.gpu_bound import bound_curve, max_packable_gpu_milli, quiet_stdout
 from kubesched.sim.gpu_card_bound import card_pattern_bound, maximal_patterns
 
 
@@ -213,3 +213,16 @@ def test_the_command_bounds_every_replay_of_its_seeds(tmp_path: object) -> None:
                     )
     bad = CliRunner().invoke(cli, ["trace", "bound", "--nodes", str(nodes), "--pods", str(pods), "--tune", "-1"])
     assert bad.exit_code == 2 and "--tune:" in bad.output
+
+
+def test_highs_chatter_stays_off_stdout(capfd: pytest.CaptureFixture[str]) -> None:
+    """HiGHS's MIP solver writes to descriptor 1 on some inputs (the default trace, seed 44), which
+    broke ``trace bound -o json``: nothing written there while it solves reaches stdout."""
+    import os
+    import sys
+
+    with quiet_stdout():
+        os.write(1, b"HighsMipSolverData::transformNewIntegerFeasibleSolution\n")
+    print("after")
+    sys.stdout.flush()
+    assert capfd.readouterr().out == "after\n"

@@ -113,3 +113,38 @@ def test_the_ray_executor_gives_the_same_table(tmp_path: Path) -> None:
 
     strip = [{k: v for k, v in r.items() if k != "seconds"} for r in sorted(local.rows, key=key)]
     assert [{k: v for k, v in r.items() if k != "seconds"} for r in sorted(on_ray.rows, key=key)] == strip
+
+
+def test_the_report_draws_the_bound_on_each_panel() -> None:
+    """The bound is a dashed line on both panels of its pod list and a row of its table; a list
+    without a bound (and a report without bounds) has none."""
+    from kubesched.sim.sweep_report import render_sweep_report
+
+    rows = [{"trace": t, "policy": "FGD", "seed": 1, "arrived": lvl, "allocation": a}
+            for t in ("a", "b") for lvl, a in ((90, 90.0), (100, 95.0), (130, 95.5))]
+    page = render_sweep_report(rows, tune=1.3, seeds=[1], engine="framework",
+                               bounds={"a": {90: 90.0, 100: 97.0, 130: 99.5}})
+    a_part, b_part = page.split('data-trace="b"')
+    assert a_part.count('class="bound"') == 3  # full panel, zoomed panel, table row
+    assert '<tr class="bound"><td>upper bound</td><td>97.00</td><td>99.50</td></tr>' in a_part
+    assert 'class="bound"' not in b_part
+    assert 'class="bound"' not in render_sweep_report(rows, tune=1.3, seeds=[1], engine="framework")
+
+
+def test_a_sweep_with_bound_draws_trace_bounds_mean(tmp_path: Path) -> None:
+    nodes, pods = write_trace(tmp_path)
+    out = tmp_path / "out"
+    args = ["--nodes", str(nodes), "--pods", str(pods), "--policy", "FGD", "--seeds", "1..2", "--workers", "1",
+            "--out", str(out), "--bound"]
+    _sweep(*args)
+    res = CliRunner().invoke(cli, ["trace", "bound", "--nodes", str(nodes), "--pods", str(pods), "--seeds", "1..2",
+                                   "-o", "json"])
+    want = json.loads(res.stdout)["bound"]
+    page = (out / "sweep.html").read_text()
+    assert page.count('class="bound"') == 3
+    zoom = [lvl for lvl in LEVELS if int(lvl) >= 100 and want[lvl] is not None]
+    assert "<td>upper bound</td>" + "".join(f"<td>{want[lvl]:.2f}</td>" for lvl in zoom) in page
+    (cached,) = (out / "bounds").glob("*.json")
+    stamp = cached.stat().st_mtime_ns
+    _sweep(*args)  # resumed: the bound is read back, not solved again
+    assert cached.stat().st_mtime_ns == stamp

@@ -28,8 +28,11 @@ extra); when the MILP does not finish in its time limit, its LP relaxation (stil
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +49,7 @@ __all__ = [
     "fits",
     "max_packable_gpu_milli",
     "node_types",
+    "quiet_stdout",
 ]
 
 
@@ -78,6 +82,25 @@ def fits(shape: PodShape, t: NodeType) -> bool:
         if shape.models and t.model not in shape.models:
             return False
     return True
+
+
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """HiGHS's MIP solver writes stray lines to file descriptor 1 even with ``disp`` off, which would
+    corrupt ``-o json``: point the descriptor at /dev/null while it runs."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 at all
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def max_packable_gpu_milli(pods: Sequence[PodShape], nodes: Sequence[NodeSpec], *, time_limit: float = 10.0) -> float:
@@ -130,6 +153,11 @@ def max_packable_gpu_milli(pods: Sequence[PodShape], nodes: Sequence[NodeSpec], 
     a = np.vstack(rows)
     constraints = LinearConstraint(a, -np.inf, np.array(upper))
     bounds = Bounds(np.zeros(n), np.full(n, np.inf))
+    with quiet_stdout():
+        return _solve(milp, objective, constraints, bounds, n, time_limit)
+
+
+def _solve(milp: Any, objective: Any, constraints: Any, bounds: Any, n: int, time_limit: float) -> float:
     res = milp(
         objective,
         constraints=constraints,

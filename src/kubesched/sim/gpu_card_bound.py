@@ -31,7 +31,7 @@ from functools import cache
 import numpy as np
 
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
-from kubesched.sim.gpu_bound import BoundError, fits, node_types
+from kubesched.sim.gpu_bound import BoundError, fits, node_types, quiet_stdout
 
 __all__ = ["card_pattern_bound", "maximal_patterns"]
 
@@ -130,7 +130,8 @@ def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes:
     if not objective or not limits:
         return 0.0
     a = coo_matrix((vals, (rows, cols)), shape=(len(limits), len(objective))).tocsr()
-    res = linprog(np.array(objective), A_ub=a, b_ub=np.array(limits), bounds=(0, None), method="highs")
+    with quiet_stdout():
+        res = linprog(np.array(objective), A_ub=a, b_ub=np.array(limits), bounds=(0, None), method="highs")
     if res.status != 0:
         raise BoundError(f"HiGHS failed on the card-pattern LP: {res.message}")
     return float(-res.fun)

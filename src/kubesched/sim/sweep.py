@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COLUMNS", "Cell", "SweepError", "cells_of", "run_cell", "run_sweep", "write_table"]
+__all__ = ["COLUMNS", "Cell", "SweepError", "cells_of", "run_cell", "run_sweep", "sweep_bounds", "write_table"]
 
 #: The tidy table's columns, in order.
 COLUMNS = ("trace", "policy", "seed", "arrived", "allocation", "fragmentation", "failed_pods", "seconds")
@@ -70,7 +70,11 @@ def _digest(path: str) -> str:
 
 
 def cells_of(
-    nodes_csv: str, pods_csvs: Sequence[str], policies: Sequence[str], seeds: Sequence[int], tune: float,
+    nodes_csv: str,
+    pods_csvs: Sequence[str],
+    policies: Sequence[str],
+    seeds: Sequence[int],
+    tune: float,
     standalone: bool = False,
 ) -> list[Cell]:
     """Every cell of the grid, pod list by pod list, policy by policy, seed by seed."""
@@ -189,6 +193,28 @@ def _execute_ray(cells: Sequence[Cell]) -> Iterable[tuple[Cell, list[dict[str, A
             ray.shutdown()
 
 
+def sweep_bounds(
+    nodes_csv: str, pods_csvs: Sequence[str], seeds: Sequence[int], tune: float, out: Path
+) -> dict[str, dict[int, float]]:
+    """``--bound``: each pod list's upper bound (``trace bound``, mean over ``seeds``) per arrived
+    level, kept in ``OUT/bounds/`` (keyed like the cells, by content hash, tune and seeds) so a
+    resumed sweep does not solve it again."""
+    from kubesched.sim.alibaba import load_trace
+    from kubesched.sim.trace_bound import bounds
+
+    found: dict[str, dict[int, float]] = {}
+    seeds_key = hashlib.sha256(",".join(map(str, seeds)).encode()).hexdigest()[:12]
+    for pods_csv in pods_csvs:
+        trace = Path(pods_csv).stem
+        path = out / "bounds" / f"{trace}__t{tune:g}__{_digest(pods_csv)[:12]}__{seeds_key}.json"
+        if not path.is_file():
+            result = bounds(load_trace(nodes_csv, pods_csv), seeds, tune)
+            _write_atomic(path, json.dumps(result))
+        mean = json.loads(path.read_text("utf-8"))["bound"]
+        found[trace] = {int(k): float(v) for k, v in mean.items() if v is not None}
+    return found
+
+
 def write_table(rows: Sequence[dict[str, Any]], out: Path) -> list[Path]:
     """``sweep.csv`` and ``sweep.parquet`` (pyarrow, the ``kubesched[sweep]`` extra)."""
     csv_path = out / "sweep.csv"
@@ -201,11 +227,21 @@ def write_table(rows: Sequence[dict[str, Any]], out: Path) -> list[Path]:
         import pyarrow.parquet as pq
     except ImportError as err:
         raise SweepError("the Parquet table needs pyarrow: pip install 'kubesched[sweep]'") from err
-    table = pa.Table.from_pylist(list(rows), schema=pa.schema([
-        ("trace", pa.string()), ("policy", pa.string()), ("seed", pa.int64()), ("arrived", pa.int64()),
-        ("allocation", pa.float64()), ("fragmentation", pa.float64()), ("failed_pods", pa.int64()),
-        ("seconds", pa.float64()),
-    ]))
+    table = pa.Table.from_pylist(
+        list(rows),
+        schema=pa.schema(
+            [
+                ("trace", pa.string()),
+                ("policy", pa.string()),
+                ("seed", pa.int64()),
+                ("arrived", pa.int64()),
+                ("allocation", pa.float64()),
+                ("fragmentation", pa.float64()),
+                ("failed_pods", pa.int64()),
+                ("seconds", pa.float64()),
+            ]
+        ),
+    )
     parquet_path = out / "sweep.parquet"
     pq.write_table(table, parquet_path)
     return [csv_path, parquet_path]

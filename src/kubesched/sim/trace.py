@@ -391,15 +391,26 @@ def table_of(found: Sequence[dict[str, Any]], nodes: int, points: Sequence[int] 
     """:func:`table` from the policies' summaries (the ``-o json`` documents)."""
     t = Table(title=f"GPU allocation ratio (%) vs arrived workload — {nodes} nodes", title_justify="left")
     t.add_column("arrived", justify="right", no_wrap=True)
+    bound = found[0].get("bound") if found else None  # with --bound (kubesched.sim.trace_gap)
     for s in found:
         t.add_column(str(s["policy"]), justify="right")
+    if bound is not None:
+        t.add_column("bound", justify="right")
+    extra = [] if bound is None else [""]
     for k in points:
-        t.add_row(f"{k}%", *(_cell(s["allocation"][str(k)]) for s in found))
+        t.add_row(f"{k}%", *(_cell(s["allocation"][str(k)]) for s in found),
+                  *([] if bound is None else [_cell(bound.get(str(k)))]))
     t.add_section()
-    t.add_row("frag@130", *(_cell(s["fragmentation"]["130"]) for s in found))
-    t.add_row("failed", *(str(s["failed_pods"]) for s in found))
-    t.add_row("secs/run", *(f"{s['seconds']:.2f}" for s in found))
-    t.add_row("seeds", *(_seeds_label(s["seed"]) for s in found))
+    if bound is not None:
+        base = found[0]["gap_baseline"]
+        for lvl in ("100", "130"):
+            t.add_row(f"to bound@{lvl}", *(_cell(s["gap_to_bound"].get(lvl)) for s in found), *extra)
+            t.add_row(f"closed@{lvl} %", *(_cell(s["gap_closed"].get(lvl)) for s in found), *extra)
+        t.add_row("baseline", *(base for _ in found), *extra)
+    t.add_row("frag@130", *(_cell(s["fragmentation"]["130"]) for s in found), *extra)
+    t.add_row("failed", *(str(s["failed_pods"]) for s in found), *extra)
+    t.add_row("secs/run", *(f"{s['seconds']:.2f}" for s in found), *extra)
+    t.add_row("seeds", *(_seeds_label(s["seed"]) for s in found), *extra)
     return t
 
 
