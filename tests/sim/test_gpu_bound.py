@@ -226,3 +226,50 @@ def test_highs_chatter_stays_off_stdout(capfd: pytest.CaptureFixture[str]) -> No
     print("after")
     sys.stdout.flush()
     assert capfd.readouterr().out == "after\n"
+
+
+@pytest.mark.slow
+def test_the_default_trace_headline_bounds() -> None:
+    """docs/gpu.md "An upper bound": seeds 42 and 44 of the default trace through ``trace bound -o
+    json`` (seed 44 is one where HiGHS's MIP used to write to stdout and break the JSON)."""
+    import json
+
+    from click.testing import CliRunner
+    from test_trace_framework import NODES_CSV, PODS_CSV
+
+    from kubesched.cli import cli
+
+    if not PODS_CSV.is_file():
+        pytest.skip(f"Alibaba trace not found in {PODS_CSV.parent}")
+    res = CliRunner().invoke(
+        cli,
+        [
+            "trace",
+            "bound",
+            "--nodes",
+            str(NODES_CSV),
+            "--pods",
+            str(PODS_CSV),
+            "--seed",
+            "42",
+            "--seed",
+            "44",
+            "-o",
+            "json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    runs = {r["seed"]: r for r in json.loads(res.stdout)["runs"]}
+    assert {k: runs[42]["bound"][k] for k in ("100", "110", "120", "130")} == {
+        "100": 97.0,
+        "110": 98.57,
+        "120": 99.51,
+        "130": 99.89,
+    }
+    assert {k: runs[44]["bound"][k] for k in ("100", "110", "120", "130")} == {
+        "100": 96.96,
+        "110": 98.54,
+        "120": 99.5,
+        "130": 99.88,
+    }
+    assert runs[42]["method"]["130"] == "card-pattern LP"
