@@ -23,22 +23,24 @@ nodes of type t (CPU, memory, GPU count and model), with
 Every feasible placement of a subset, counted per shape and type, satisfies these, so the maximum
 of Σ gpu_k x is ≥ OPT. It is solved with HiGHS (``scipy.optimize.milp``, the ``kubesched[bound]``
 extra); when the MILP does not finish in its time limit, its LP relaxation (still a bound) is used.
+
+:func:`bound_curve` takes, per level, the least of this and the tighter card-pattern LP with per-node
+cuts of :mod:`kubesched.sim.gpu_card_bound`, and says which.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
+from kubesched.sim.gpu_bound_base import BoundError, NodeType, fits, node_types, quiet_stdout
+from kubesched.sim.gpu_card_bound import card_pattern_bound
 
 __all__ = [
     "METHODS",
@@ -51,56 +53,6 @@ __all__ = [
     "node_types",
     "quiet_stdout",
 ]
-
-
-class BoundError(RuntimeError):
-    """The solver is missing or failed."""
-
-
-@dataclass(frozen=True)
-class NodeType:
-    """Nodes alike for the bound: same CPU, memory, GPUs, model and pod capacity."""
-
-    cpu: int
-    memory: int
-    gpus: int
-    model: str
-    max_pods: int
-
-
-def node_types(nodes: Sequence[NodeSpec]) -> list[tuple[NodeType, int]]:
-    counts = Counter(NodeType(n.cpu, n.memory, n.gpu_count, n.model, n.max_pods) for n in nodes)
-    return sorted(counts.items(), key=lambda kv: (kv[0].model, kv[0].gpus, kv[0].cpu, kv[0].memory))
-
-
-def fits(shape: PodShape, t: NodeType) -> bool:
-    if shape.cpu > t.cpu or shape.memory > t.memory:
-        return False
-    if shape.gpu_milli > 0:
-        if shape.gpu_count > t.gpus or t.gpus == 0:
-            return False
-        if shape.models and t.model not in shape.models:
-            return False
-    return True
-
-
-@contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """HiGHS's MIP solver writes stray lines to file descriptor 1 even with ``disp`` off, which would
-    corrupt ``-o json``: point the descriptor at /dev/null while it runs."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no descriptor 1 at all
-        yield
-        return
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def max_packable_gpu_milli(pods: Sequence[PodShape], nodes: Sequence[NodeSpec], *, time_limit: float = 10.0) -> float:
@@ -200,8 +152,6 @@ def bound_curve(
     :mod:`kubesched.sim.gpu_card_bound` and the aggregate MILP above), caps each event of the level;
     an event's allocation is also at most its arrived milli, so the level's mean allocation is at
     most the mean over its events of min(arrived, U)."""
-    from kubesched.sim.gpu_card_bound import card_pattern_bound
-
     total_gpus = sum(n.gpu_count for n in nodes)
     if total_gpus == 0:
         return [LevelBound(k, 0, None) for k in levels]

@@ -31,7 +31,7 @@ from functools import cache
 import numpy as np
 
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
-from kubesched.sim.gpu_bound import BoundError, fits, node_types, quiet_stdout
+from kubesched.sim.gpu_bound_base import BoundError, fits, node_types, quiet_stdout
 
 __all__ = ["card_pattern_bound", "maximal_patterns"]
 
