@@ -128,6 +128,18 @@ def test_maximal_card_patterns() -> None:
     assert maximal_patterns(()) == ()
 
 
+def test_many_small_shares_are_coarsened_not_enumerated() -> None:
+    """Shares of 1..40 milli have astronomically many card patterns: the LP rounds the shares down to
+    a coarser grid (a relaxation) and still bounds. One card: 990m and 1+2+3+4 fill it, 1000."""
+    import time
+
+    pods = [_shared(m, cpu=10) for m in range(1, 41)] + [_shared(990, cpu=10)]
+    started = time.monotonic()
+    got = card_pattern_bound(pods, [NodeSpec("a", 64000, 10, 1, "T4")])
+    assert 1000 - 1e-6 <= got <= 1000 + 1e-6
+    assert time.monotonic() - started < 30
+
+
 def test_never_below_the_best_placement_on_random_small_clusters() -> None:
     rng = random.Random(7)
     for _ in range(60):

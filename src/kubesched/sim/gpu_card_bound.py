@@ -12,14 +12,17 @@ CPU for 1.5 pods each look like room for three. This LP keeps each *card* whole 
   with pattern p.
 - Σ_t x[k, t] ≤ n_k; per type: Σ_p q[t, p] + Σ_{whole k} gpus_k·x[k, t] ≤ N_t·G_t (a card holds
   shared pods or belongs to one whole-GPU pod); per shared milli value m:
-  Σ_{k of milli m} x[k, t] ≤ Σ_p mult_p(m)·q[t, p]; CPU, memory and pods within the type's totals.
+  Σ_{k of milli m} x[k, t] ≤ Σ_p mult_p(m)·q[t, p]; GPU milli, CPU, memory and pods within the
+  type's totals.
 - Per-node cuts: one node holds at most ⌊C_t / v⌋ pods asking for v or more CPU, ⌊M_t / v⌋ asking
   for v or more memory, ⌊G_t / j⌋ asking for j or more whole GPUs; so
   Σ_{k: cpu_k ≥ v} x[k, t] ≤ N_t·⌊C_t / v⌋ for every CPU request v of the prefix (and alike).
 
 A feasible placement of a subset, counted per shape and type (x) and per card by the maximal
 pattern containing its shared pods' milli (q), satisfies all of these with the same GPU milli, so
-the LP's optimum is ≥ OPT. Solved with HiGHS (``scipy.optimize.linprog``).
+the LP's optimum is ≥ OPT. Solved with HiGHS (``scipy.optimize.linprog``). When a type's shared
+shares have more than MAX_PATTERNS maximal patterns (many small shares), the shares are rounded down
+to a coarser grid for the card rows only: every placement still fits, so it is still a bound.
 """
 
 from __future__ import annotations
@@ -36,17 +39,34 @@ from kubesched.sim.gpu_bound_base import BoundError, fits, node_types, quiet_std
 __all__ = ["card_pattern_bound", "maximal_patterns"]
 
 
+#: Most card patterns a node type may have; past it the shared milli are coarsened (see _packing).
+MAX_PATTERNS = 20_000
+#: Grids (milli) the shared pods' card share is rounded down to, finest first, until the patterns fit.
+GRIDS = (1, 10, 25, 50, 100, 250)
+
+
+class _TooMany(Exception):
+    """More maximal patterns than MAX_PATTERNS."""
+
+
 @cache
-def maximal_patterns(millis: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+def maximal_patterns(millis: tuple[int, ...], limit: int = MAX_PATTERNS) -> tuple[tuple[int, ...], ...]:
     """Every maximal multiset of ``millis`` (sorted, distinct, each 1..999) fitting one card, as a
-    count per value: no value can be added without passing 1000 milli."""
+    count per value: no value can be added without passing 1000 milli. :class:`_TooMany` past
+    ``limit`` patterns (small values have astronomically many)."""
     smallest = millis[0] if millis else MILLI
     out: list[tuple[int, ...]] = []
+    steps = [0]
 
     def walk(i: int, left: int, counts: list[int]) -> None:
+        steps[0] += 1
+        if steps[0] > 50 * limit:  # the walk visits non-maximal multisets too
+            raise _TooMany
         if i == len(millis):
             if left < smallest and any(counts):
                 out.append(tuple(counts))
+                if len(out) > limit:
+                    raise _TooMany
             return
         for n in range(left // millis[i], -1, -1):
             counts.append(n)
@@ -55,6 +75,18 @@ def maximal_patterns(millis: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
 
     walk(0, MILLI, [])
     return tuple(out)
+
+
+def _packing(millis: set[int]) -> tuple[int, tuple[tuple[int, ...], ...]]:
+    """The finest grid whose rounded-down values have at most MAX_PATTERNS maximal patterns, and those
+    patterns. Rounding a pod's card share down only lets more fit on a card, so the LP stays a bound
+    (its objective keeps the true milli); a share rounded to 0 takes no card room."""
+    for grid in GRIDS:
+        try:
+            return grid, maximal_patterns(tuple(sorted({m // grid * grid for m in millis} - {0})))
+        except _TooMany:
+            continue
+    return GRIDS[-1], maximal_patterns(tuple(sorted({m // GRIDS[-1] * GRIDS[-1] for m in millis} - {0})), 1 << 62)
 
 
 def _request(shape: PodShape, what: str) -> int:
@@ -104,17 +136,20 @@ def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes:
             continue
         for k, j in here:
             on_shape[k].append(j)
-        millis = tuple(sorted({shapes[k].gpu_milli for k, _ in here if shapes[k].gpu_milli < MILLI}))
-        patterns = maximal_patterns(millis)
+        grid, patterns = _packing({shapes[k].gpu_milli for k, _ in here if shapes[k].gpu_milli < MILLI})
+        packed = {k: shapes[k].gpu_milli // grid * grid for k, _ in here if shapes[k].gpu_milli < MILLI}
+        millis = tuple(sorted(set(packed.values()) - {0}))
         q = [var(0.0) for _ in patterns]
         whole = [(j, float(shapes[k].gpu_count)) for k, j in here if shapes[k].gpu_milli == MILLI]
         row([(j, 1.0) for j in q] + whole, float(n * typ.gpus))
         for i, m in enumerate(millis):
             row(
-                [(j, 1.0) for k, j in here if shapes[k].gpu_milli == m]
+                [(j, 1.0) for k, j in here if packed.get(k) == m]
                 + [(q[p], -float(pat[i])) for p, pat in enumerate(patterns) if pat[i]],
                 0.0,
             )
+        # The type's GPU milli (implied by the patterns unless shares were coarsened).
+        row([(j, float(shapes[k].total_gpu_milli)) for k, j in here], float(n * typ.gpus * MILLI))
         row([(j, float(shapes[k].cpu)) for k, j in here], float(n * typ.cpu))
         row([(j, float(shapes[k].memory)) for k, j in here], float(n * typ.memory))
         row([(j, 1.0) for k, j in here], float(n * typ.max_pods))
