@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -117,8 +118,11 @@ def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes:
     vals: list[float] = []
     limits: list[float] = []
 
-    def var(gpu: float) -> int:
+    most: list[float] = []  # an upper bound on each variable, for the dual bound below
+
+    def var(gpu: float, at_most: float) -> int:
         objective.append(-gpu)
+        most.append(at_most)
         return len(objective) - 1
 
     def row(entries: Iterable[tuple[int, float]], limit: float) -> None:
@@ -131,7 +135,11 @@ def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes:
 
     on_shape: dict[int, list[int]] = {k: [] for k in range(len(shapes))}
     for typ, n in types:
-        here = [(k, var(float(shapes[k].total_gpu_milli))) for k in range(len(shapes)) if fits(shapes[k], typ)]
+        here = [
+            (k, var(float(shapes[k].total_gpu_milli), float(counts[shapes[k]])))
+            for k in range(len(shapes))
+            if fits(shapes[k], typ)
+        ]
         if not here:
             continue
         for k, j in here:
@@ -139,7 +147,7 @@ def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes:
         grid, patterns = _packing({shapes[k].gpu_milli for k, _ in here if shapes[k].gpu_milli < MILLI})
         packed = {k: shapes[k].gpu_milli // grid * grid for k, _ in here if shapes[k].gpu_milli < MILLI}
         millis = tuple(sorted(set(packed.values()) - {0}))
-        q = [var(0.0) for _ in patterns]
+        q = [var(0.0, float(n * typ.gpus)) for _ in patterns]
         whole = [(j, float(shapes[k].gpu_count)) for k, j in here if shapes[k].gpu_milli == MILLI]
         row([(j, 1.0) for j in q] + whole, float(n * typ.gpus))
         for i, m in enumerate(millis):
@@ -169,4 +177,13 @@ def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes:
         res = linprog(np.array(objective), A_ub=a, b_ub=np.array(limits), bounds=(0, None), method="highs")
     if res.status != 0:
         raise BoundError(f"HiGHS failed on the card-pattern LP: {res.message}")
-    return float(-res.fun)
+    return _dual_bound(a, np.array(objective), np.array(limits), np.array(most), res.ineqlin.marginals)
+
+
+def _dual_bound(a: Any, c: Any, b: Any, most: Any, marginals: Any) -> float:
+    """Weak duality, so the bound does not lean on the solver's tolerances: for any y ≥ 0, the LP's
+    maximum of −c·x over A x ≤ b, 0 ≤ x ≤ most is at most b·y + Σ_j most_j · max(0, −c_j − (Aᵀy)_j).
+    y is HiGHS's dual solution clipped at 0."""
+    y = np.maximum(-np.asarray(marginals, dtype=float), 0.0)
+    slack = np.maximum(-c - a.T @ y, 0.0)
+    return float(b @ y + most @ slack)
