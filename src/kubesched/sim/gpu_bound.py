@@ -41,6 +41,7 @@ import numpy as np
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
 from kubesched.sim.gpu_bound_base import BoundError, NodeType, fits, node_types, quiet_stdout
 from kubesched.sim.gpu_card_bound import card_pattern_bound
+from kubesched.sim.gpu_forced import forced_pods
 
 __all__ = [
     "METHODS",
@@ -159,6 +160,7 @@ def bound_curve(
     arrive = np.round(arrived / total_gpus / 10, 0)
     out: list[LevelBound] = []
     cache: dict[int, tuple[float, str]] = {}
+    forced = forced_pods(shapes, nodes)
     for k in levels:
         idx = np.flatnonzero(arrive == k)
         if len(idx) == 0:
@@ -169,7 +171,11 @@ def bound_curve(
         prefix = int(idx[-1]) + 1
         if prefix not in cache:
             found = {
-                METHODS[0]: card_pattern_bound(Counter(shapes[:prefix]), nodes),
+                METHODS[0]: card_pattern_bound(
+                    Counter(shapes[:prefix]),
+                    nodes,
+                    Counter(s for s, f in zip(shapes[:prefix], forced[:prefix], strict=True) if f),
+                ),
                 METHODS[1]: max_packable_gpu_milli(shapes[:prefix], nodes, time_limit=time_limit),
             }
             name = min(found, key=lambda m: (found[m], METHODS.index(m)))

@@ -99,8 +99,13 @@ def _request(shape: PodShape, what: str) -> int:
     return shape.gpu_count if shape.gpu_milli == MILLI else 0
 
 
-def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes: Sequence[NodeSpec]) -> float:
-    """An upper bound on the GPU milli any feasible placement of a subset of ``pods`` holds."""
+def card_pattern_bound(
+    pods: Iterable[PodShape] | Mapping[PodShape, int],
+    nodes: Sequence[NodeSpec],
+    forced: Mapping[PodShape, int] | None = None,
+) -> float:
+    """An upper bound on the GPU milli any feasible placement of a subset of ``pods`` holds; with
+    ``forced`` (shape -> count, at most the pods'), of a subset holding at least those pods."""
     try:
         from scipy.optimize import linprog
         from scipy.sparse import coo_matrix
@@ -170,11 +175,15 @@ def card_pattern_bound(pods: Iterable[PodShape] | Mapping[PodShape, int], nodes:
     for k, js in on_shape.items():
         if js:
             row([(j, 1.0) for j in js], float(counts[shapes[k]]))
+            if forced and forced.get(shapes[k], 0) > 0:
+                row([(j, -1.0) for j in js], -float(forced[shapes[k]]))
     if not objective or not limits:
         return 0.0
     a = coo_matrix((vals, (rows, cols)), shape=(len(limits), len(objective))).tocsr()
     with quiet_stdout():
         res = linprog(np.array(objective), A_ub=a, b_ub=np.array(limits), bounds=(0, None), method="highs")
+    if res.status == 2 and forced:  # infeasible: cannot be with sound inputs; do without them
+        return card_pattern_bound(counts, nodes)
     if res.status != 0:
         raise BoundError(f"HiGHS failed on the card-pattern LP: {res.message}")
     return _dual_bound(a, np.array(objective), np.array(limits), np.array(most), res.ineqlin.marginals)
