@@ -18,6 +18,9 @@ CPU for 1.5 pods each look like room for three. This LP keeps each *card* whole 
   for v or more memory, ⌊G_t / j⌋ asking for j or more whole GPUs; so
   Σ_{k: cpu_k ≥ v} x[k, t] ≤ N_t·⌊C_t / v⌋ for every CPU request v of the prefix (and alike).
 
+- With ``forced`` (the pods every replay must place, :mod:`kubesched.sim.gpu_forced`):
+  Σ_t x[k, t] ≥ f_k. The replay's placement holds them, so it stays feasible.
+
 A feasible placement of a subset, counted per shape and type (x) and per card by the maximal
 pattern containing its shared pods' milli (q), satisfies all of these with the same GPU milli, so
 the LP's optimum is ≥ OPT. Solved with HiGHS (``scipy.optimize.linprog``). When a type's shared
