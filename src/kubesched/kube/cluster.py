@@ -6,7 +6,8 @@
   nodes, namespaces, PriorityClasses, PodDisruptionBudgets, the storage kinds the volume plugins
   read (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
   CSIStorageCapacities, VolumeAttachments; their changes are cluster events, as upstream's
-  storage handlers), and the workload kinds default
+  storage handlers), the DRA kinds DynamicResources reads (ResourceClaims, ResourceSlices,
+  DeviceClasses), and the workload kinds default
   topology spreading reads (Services, ReplicationControllers, ReplicaSets, StatefulSets); and,
   only when their CRD is served, ElasticQuotas and PodGroups (scheduling.x-k8s.io/v1alpha1)
   and NodeResourceTopologies (topology.node.k8s.io/v1alpha2). Their events call the scheduler's
@@ -71,6 +72,9 @@ CSI_NODES = ResourceType("storage.k8s.io", "v1", "csinodes", "CSINode", False)
 CSI_DRIVERS = ResourceType("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False)
 CSI_STORAGE_CAPACITIES = ResourceType("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True)
 VOLUME_ATTACHMENTS = ResourceType("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False)
+RESOURCE_CLAIMS = ResourceType("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True)
+RESOURCE_SLICES = ResourceType("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False)
+DEVICE_CLASSES = ResourceType("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False)
 NODE_RESOURCE_TOPOLOGIES = ResourceType(
     "topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "NodeResourceTopology", False
 )
@@ -86,8 +90,13 @@ STORAGE_KINDS = (
     CSI_STORAGE_CAPACITIES,
     VOLUME_ATTACHMENTS,
 )
+#: What DynamicResources reads (upstream's DRA informers; RBAC as system:kube-scheduler's, deploy/rbac.yaml).
+DRA_KINDS = (RESOURCE_CLAIMS, RESOURCE_SLICES, DEVICE_CLASSES)
+#: Kinds whose status writes must not overwrite a newer copy: conditional on resourceVersion and
+#: fenced by leadership, as a claim's allocation must never be written twice.
+_CONDITIONAL_STATUS = frozenset({RESOURCE_CLAIMS.kind})
 #: Kinds whose changes are cluster events for the queue (``on_object_event``).
-EVENT_KINDS = (NAMESPACES, PRIORITY_CLASSES, PDBS, *STORAGE_KINDS)
+EVENT_KINDS = (NAMESPACES, PRIORITY_CLASSES, PDBS, *STORAGE_KINDS, *DRA_KINDS)
 #: Kinds only read through ``list_objects`` (upstream's listers for default spreading).
 LISTER_KINDS = (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
 #: Custom resources our plugins read, watched only when their CRD is served.
@@ -437,10 +446,15 @@ class KubeCluster:
 
     def update_object_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> None:
         """Replace ``status`` through the status subresource (the object itself when the CRD
-        has no status subresource)."""
+        has no status subresource). A ResourceClaim's status (its allocation) is written as a merge
+        patch conditional on the object's ``resourceVersion`` and fenced by leadership, like the
+        Update upstream sends: a stale copy gets :class:`ObjectConflictError` (409)."""
         rt = self._resource_of(obj)
         md = obj.get("metadata") or {}
         path = rt.path(md.get("namespace"), md.get("name"))
+        if rt.kind in _CONDITIONAL_STATUS:
+            self._update_status_conditionally(rt, obj, status, f"{path}/status")
+            return
         ops = [{"op": "add", "path": "/status", "value": dict(status)}]
         try:
             self.client.patch(f"{path}/status", ops, JSON_PATCH)
@@ -449,19 +463,40 @@ class KubeCluster:
                 raise
             self.client.patch(path, ops, JSON_PATCH)
 
+    def _update_status_conditionally(
+        self, rt: ResourceType, obj: Mapping[str, Any], status: Mapping[str, Any], path: str
+    ) -> None:
+        md = obj.get("metadata") or {}
+        if self.may_bind is not None and not self.may_bind():
+            raise ObjectConflictError(f"not writing {rt.kind} {md.get('name')} status: no longer leading")
+        old = obj.get("status") or {}
+        # A merge patch keeps what it does not name: fields the new status drops are set to null.
+        body_status: dict[str, Any] = {k: None for k in old if k not in status}
+        body_status.update(status)
+        body = {"metadata": {"resourceVersion": md.get("resourceVersion")}, "status": body_status}
+        try:
+            self.client.patch(path, body, MERGE_PATCH)
+        except ApiError as err:
+            if err.conflict or err.not_found:
+                raise ObjectConflictError(err.message or str(err)) from err
+            raise
+
     def update_object(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        """A JSON merge patch of ``metadata.annotations`` and ``spec`` carrying the object's
-        ``resourceVersion`` (which makes it conditional, like the Update upstream sends: 409 when
-        the object changed). Not a PUT: the informer's copy lacks the fields it trims (the
-        last-applied annotation, managedFields), which a PUT would delete."""
+        """A JSON merge patch of ``metadata.annotations`` (and ``finalizers`` when given) and
+        ``spec`` carrying the object's ``resourceVersion`` (which makes it conditional, like the
+        Update upstream sends: 409 when the object changed). Not a PUT: the informer's copy lacks
+        the fields it trims (the last-applied annotation, managedFields), which a PUT would delete."""
         rt = self._resource_of(obj)
         md = obj.get("metadata") or {}
         if self.may_bind is not None and not self.may_bind():  # fenced as bindings are
             raise ObjectConflictError(f"not writing {rt.kind} {md.get('name')}: no longer leading")
-        body: dict[str, Any] = {
-            "metadata": {"resourceVersion": md.get("resourceVersion"), "annotations": md.get("annotations") or {}},
-            "spec": obj.get("spec") or {},
+        meta: dict[str, Any] = {
+            "resourceVersion": md.get("resourceVersion"),
+            "annotations": md.get("annotations") or {},
         }
+        if "finalizers" in md:  # DynamicResources' PreBind adds its finalizer to a claim
+            meta["finalizers"] = md.get("finalizers") or []
+        body: dict[str, Any] = {"metadata": meta, "spec": obj.get("spec") or {}}
         try:
             stored = self.client.patch(rt.path(md.get("namespace"), md.get("name")), body, MERGE_PATCH)
         except ApiError as err:

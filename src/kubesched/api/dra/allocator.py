@@ -1,0 +1,441 @@
+"""The structured-parameters allocator: devices for a node's claims, as upstream's
+k8s.io/dynamic-resource-allocation/structured (internal/stable/allocator_stable.go) searches them.
+
+For one node: the pools whose slices the node can use (``nodeName``, ``nodeSelector``,
+``allNodes``; each pool at its newest generation), sorted by driver and pool name; then a
+depth-first search over the claims' requests in order, each device taken in pool and slice order
+when it is free (not in the allocated state, not taken earlier in this search), its class's and the
+request's CEL selectors are all true, and each ``matchAttribute`` constraint on the request still
+holds. ``firstAvailable`` tries the subrequests in order. The first complete assignment found is
+the result, so equal inputs give upstream's devices.
+
+Features beyond v1.35's default set (partitionable devices' shared counters, consumable capacity,
+device taints, binding conditions) are not modelled: a claim or device that needs them is refused
+with an AllocationError saying so, never allocated wrongly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.nodeaffinity import NodeSelector
+
+from .cel import CELCache, CELError, device_variable
+from .structured import AllocatedState, AllocationError, DeviceClassLister, DeviceID, Features
+
+__all__ = ["StableAllocator", "gather_allocated_state"]
+
+#: Upstream's resource.AllocationResultsMaxSize: at most this many devices in one claim.
+MAX_RESULTS = 32
+
+
+def _map(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+@dataclass(slots=True)
+class _Device:
+    key: DeviceID
+    data: Mapping[str, Any]
+    #: The slice's (name, resourceVersion or generation), for the CEL result cache.
+    version: object
+    node_local: str = ""
+    selector: Mapping[str, Any] | None = None
+    _var: dict[str, Any] | None = None
+
+    @property
+    def variable(self) -> dict[str, Any]:
+        if self._var is None:
+            self._var = device_variable(self.key[0], self.data)
+        return self._var
+
+    def attribute(self, qualified: str) -> object:
+        """A device attribute by its qualified name (``domain/id``); unqualified names in the
+        slice are in the driver's domain."""
+        attrs = _map(self.data.get("attributes"))
+        domain, _, ident = qualified.rpartition("/")
+        raw = attrs.get(qualified)
+        if raw is None and domain == self.key[0]:
+            raw = attrs.get(ident)
+        value = _map(raw)
+        for kind in ("string", "int", "bool", "version"):
+            if kind in value:
+                return (kind, value[kind])
+        return None
+
+
+@dataclass(slots=True)
+class _Pool:
+    driver: str
+    name: str
+    generation: int
+    slice_count: int
+    slices: int = 0
+    devices: list[_Device] = field(default_factory=list)
+
+    @property
+    def incomplete(self) -> bool:
+        return self.slices < self.slice_count
+
+
+def _node_matches(
+    spec: Mapping[str, Any], node: Mapping[str, Any] | None
+) -> tuple[bool, str, Mapping[str, Any] | None]:
+    """Whether a slice (or a device with per-device node selection) is usable on ``node``:
+    (usable, node-local name, node selector)."""
+    name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
+    node_name = spec.get("nodeName")
+    if isinstance(node_name, str) and node_name:
+        return node_name == name, node_name, None
+    if spec.get("allNodes") is True:
+        return True, "", None
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, Mapping):
+        try:
+            ok = node is not None and NodeSelector(selector).match(node)
+        except Exception:  # a malformed selector selects nothing
+            ok = False
+        return ok, "", selector
+    return False, "", None
+
+
+def _gather_pools(slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any] | None) -> list[_Pool]:
+    pools: dict[tuple[str, str], _Pool] = {}
+    for s in slices:
+        spec = _map(_map(s).get("spec"))
+        per_device = spec.get("perDeviceNodeSelection") is True
+        usable, local, selector = (True, "", None) if per_device else _node_matches(spec, node)
+        if not usable:
+            continue
+        driver = str(spec.get("driver") or "")
+        pool = _map(spec.get("pool"))
+        pool_name = str(pool.get("name") or "")
+        gen = pool.get("generation")
+        generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
+        count = pool.get("resourceSliceCount")
+        slice_count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+        key = (driver, pool_name)
+        current = pools.get(key)
+        if current is None or generation > current.generation:
+            current = pools[key] = _Pool(driver, pool_name, generation, slice_count)
+        elif generation < current.generation:
+            continue
+        current.slices += 1
+        md = _map(_map(s).get("metadata"))
+        version = (md.get("name"), md.get("resourceVersion"), generation)
+        for d in _list(spec.get("devices")):
+            if not isinstance(d, Mapping) or not isinstance(d.get("name"), str):
+                continue
+            dev_local, dev_selector = local, selector
+            if per_device:
+                ok, dev_local, dev_selector = _node_matches(d, node)
+                if not ok:
+                    continue
+            current.devices.append(
+                _Device((driver, pool_name, d["name"]), d, version, node_local=dev_local, selector=dev_selector)
+            )
+    return [pools[k] for k in sorted(pools)]
+
+
+@dataclass(slots=True)
+class _Request:
+    """One request (or the subrequest chosen for it) of one claim."""
+
+    claim: int
+    name: str
+    parent: str
+    class_name: str
+    class_selectors: tuple[str, ...]
+    selectors: tuple[str, ...]
+    all_devices: bool
+    count: int
+    admin_access: bool
+
+
+@dataclass(slots=True)
+class _Constraint:
+    claim: int
+    requests: frozenset[str]
+    attribute: str
+    value: object = None
+    users: int = 0
+
+    def applies(self, req: _Request) -> bool:
+        return req.claim == self.claim and (
+            not self.requests or req.parent in self.requests or req.name in self.requests
+        )
+
+
+def _cel_expressions(selectors: object, where: str) -> tuple[str, ...]:
+    out = []
+    for sel in _list(selectors):
+        expr = _map(_map(sel).get("cel")).get("expression")
+        if not isinstance(expr, str):
+            raise AllocationError(f"{where}: only CEL selectors are supported")
+        out.append(expr)
+    return tuple(out)
+
+
+class StableAllocator:
+    """upstream ``internal/stable.Allocator`` for the features in :class:`Features`' defaults."""
+
+    def __init__(
+        self,
+        features: Features,
+        allocated_state: AllocatedState,
+        classes: DeviceClassLister,
+        slices: Sequence[Mapping[str, Any]],
+        cel_cache: CELCache,
+    ) -> None:
+        self.features = features
+        self.allocated = allocated_state.allocated_devices
+        self.classes = classes
+        self.slices = slices
+        self.cel = cel_cache
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def _class(self, claim_ref: str, request: str, name: object) -> tuple[str, tuple[str, ...], Mapping[str, Any]]:
+        if not isinstance(name, str) or not name:
+            raise AllocationError(f"claim {claim_ref}, request {request}: missing device class name")
+        cls = self.classes.get(name)
+        if cls is None:
+            raise AllocationError(f"claim {claim_ref}, request {request}: could not retrieve device class {name}")
+        spec = _map(cls.get("spec"))
+        return name, _cel_expressions(spec.get("selectors"), f"device class {name}"), cls
+
+    def _exact(self, claim_index: int, claim_ref: str, name: str, parent: str, body: Mapping[str, Any]) -> _Request:
+        cls_name, cls_selectors, _ = self._class(claim_ref, name, body.get("deviceClassName"))
+        admin = body.get("adminAccess") is True
+        if admin and not self.features.admin_access:
+            raise AllocationError(f"claim {claim_ref}, request {name}: admin access is not enabled")
+        if body.get("tolerations") and not self.features.device_taints:
+            pass  # tolerations only matter for tainted devices, which are not modelled
+        if body.get("capacity"):
+            raise AllocationError(f"claim {claim_ref}, request {name}: consumable capacity is not supported")
+        mode = body.get("allocationMode") or "ExactCount"
+        count = body.get("count", 1)
+        if mode == "ExactCount":
+            if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_RESULTS:
+                raise AllocationError(f"claim {claim_ref}, request {name}: invalid count {count!r}")
+        elif mode != "All":
+            raise AllocationError(f"claim {claim_ref}, request {name}: unsupported count mode {mode}")
+        return _Request(
+            claim=claim_index,
+            name=name,
+            parent=parent,
+            class_name=cls_name,
+            class_selectors=cls_selectors,
+            selectors=_cel_expressions(body.get("selectors"), f"claim {claim_ref}, request {name}"),
+            all_devices=mode == "All",
+            count=count if mode == "ExactCount" else 0,
+            admin_access=admin,
+        )
+
+    def _requests(self, claims: Sequence[Mapping[str, Any]]) -> tuple[list[list[_Request]], list[_Constraint]]:
+        """Per request of every claim, the alternatives to try in order (one unless firstAvailable)."""
+        options: list[list[_Request]] = []
+        constraints: list[_Constraint] = []
+        for ci, claim in enumerate(claims):
+            md = _map(claim.get("metadata"))
+            ref = f"{md.get('namespace', '')}/{md.get('name', '')}"
+            devices = _map(_map(claim.get("spec")).get("devices"))
+            for r in _list(devices.get("requests")):
+                r = _map(r)
+                name = str(r.get("name") or "")
+                if r.get("exactly") is not None:
+                    options.append([self._exact(ci, ref, name, name, _map(r.get("exactly")))])
+                elif r.get("firstAvailable") is not None:
+                    if not self.features.prioritized_list:
+                        raise AllocationError(
+                            f"claim {ref}, request {name}: has subrequests, but the "
+                            "DRAPrioritizedList feature is disabled"
+                        )
+                    alternatives = [
+                        self._exact(ci, ref, f"{name}/{_map(sub).get('name', '')}", name, _map(sub))
+                        for sub in _list(r.get("firstAvailable"))
+                    ]
+                    if not alternatives:
+                        raise AllocationError(f"claim {ref}, request {name}: no subrequests")
+                    options.append(alternatives)
+                else:
+                    raise AllocationError(f"claim {ref}, request {name}: neither exactly nor firstAvailable")
+            for c in _list(devices.get("constraints")):
+                c = _map(c)
+                attribute = c.get("matchAttribute")
+                if c.get("distinctAttribute") is not None:
+                    raise AllocationError(f"claim {ref}: distinctAttribute constraints are not supported")
+                if not isinstance(attribute, str) or not attribute:
+                    continue
+                names = frozenset(str(n) for n in _list(c.get("requests")))
+                constraints.append(_Constraint(ci, names, attribute))
+        return options, constraints
+
+    # -- search ----------------------------------------------------------------------------------
+
+    def _selected(self, req: _Request, dev: _Device) -> bool:
+        try:
+            for expr in (*req.class_selectors, *req.selectors):
+                if not self.cel.matches(expr, (dev.key, dev.version), dev.variable):
+                    return False
+        except CELError as err:
+            raise AllocationError(f"class {req.class_name}: selector #0: CEL {err}") from None
+        return True
+
+    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        options, constraints = self._requests(claims)
+        pools = _gather_pools(self.slices, node)
+        devices = [d for p in pools if not p.incomplete for d in p.devices]
+        incomplete = [p for p in pools if p.incomplete]
+        picked: dict[DeviceID, _Request] = {}
+        order: list[tuple[_Request, _Device]] = []
+
+        def free(dev: _Device, req: _Request) -> bool:
+            if dev.key in picked:
+                return False
+            return req.admin_access or dev.key not in self.allocated
+
+        def fits_constraints(req: _Request, dev: _Device) -> list[_Constraint] | None:
+            used = []
+            for c in constraints:
+                if not c.applies(req):
+                    continue
+                value = dev.attribute(c.attribute)
+                if value is None or (c.users and value != c.value):
+                    return None
+                used.append(c)
+            return used
+
+        def take(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
+            picked[dev.key] = req
+            order.append((req, dev))
+            for c in used:
+                if c.users == 0:
+                    c.value = dev.attribute(c.attribute)
+                c.users += 1
+
+        def give_back(dev: _Device, used: list[_Constraint]) -> None:
+            del picked[dev.key]
+            order.pop()
+            for c in used:
+                c.users -= 1
+
+        def place(ri: int) -> bool:
+            if ri == len(options):
+                return True
+            for req in options[ri]:
+                candidates = [d for d in devices if self._selected(req, d)]
+                if req.all_devices:
+                    if incomplete:
+                        raise AllocationError(
+                            f"claim {req.claim}, request {req.name}: asks for all devices, but resource pool "
+                            f"{incomplete[0].driver}/{incomplete[0].name} is currently being updated"
+                        )
+                    if not candidates or not all(free(d, req) for d in candidates):
+                        continue
+                    need = len(candidates)
+                else:
+                    need = req.count
+                if pick(ri, req, candidates, need, 0):
+                    return True
+            return False
+
+        def pick(ri: int, req: _Request, candidates: list[_Device], need: int, start: int) -> bool:
+            if need == 0:
+                return place(ri + 1)
+            for i in range(start, len(candidates)):
+                if len(candidates) - i < need:
+                    return False
+                dev = candidates[i]
+                if not free(dev, req):
+                    continue
+                used = fits_constraints(req, dev)
+                if used is None:
+                    continue
+                take(req, dev, used)
+                if pick(ri, req, candidates, need - 1, i + 1):
+                    return True
+                give_back(dev, used)
+            return False
+
+        if not place(0):
+            return []
+        return self._results(claims, options, order, node)
+
+    def _results(
+        self,
+        claims: Sequence[Mapping[str, Any]],
+        options: list[list[_Request]],
+        order: list[tuple[_Request, _Device]],
+        node: Mapping[str, Any] | None,
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for ci, claim in enumerate(claims):
+            results: list[dict[str, Any]] = []
+            local: set[str] = set()
+            selectors: list[Mapping[str, Any]] = []
+            chosen: dict[str, _Request] = {}
+            for req, dev in order:
+                if req.claim != ci:
+                    continue
+                chosen[req.parent] = req
+                entry: dict[str, Any] = {
+                    "request": req.name,
+                    "driver": dev.key[0],
+                    "pool": dev.key[1],
+                    "device": dev.key[2],
+                }
+                if req.admin_access:
+                    entry["adminAccess"] = True
+                results.append(entry)
+                if dev.node_local:
+                    local.add(dev.node_local)
+                elif dev.selector is not None:
+                    selectors.append(dev.selector)
+            config: list[dict[str, Any]] = []
+            for alternatives in options:
+                used = chosen.get(alternatives[0].parent) if alternatives and alternatives[0].claim == ci else None
+                if used is None:
+                    continue
+                cls = self.classes.get(used.class_name) or {}
+                for cfg in _list(_map(cls.get("spec")).get("config")):
+                    config.append({"source": "FromClass", "requests": [used.name], **_map(cfg)})
+            for cfg in _list(_map(_map(claim.get("spec")).get("devices")).get("config")):
+                cfg = _map(cfg)
+                config.append({"source": "FromClaim", **dict(cfg)})
+            devices: dict[str, Any] = {"results": results}
+            if config:
+                devices["config"] = config
+            allocation: dict[str, Any] = {"devices": devices}
+            if local:
+                allocation["nodeSelector"] = {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": sorted(local)}]}
+                    ]
+                }
+            elif selectors:
+                allocation["nodeSelector"] = dict(selectors[0])
+            out.append(allocation)
+        return out
+
+
+def gather_allocated_state(claims: Iterable[Mapping[str, Any]]) -> AllocatedState:
+    """Devices held by allocated claims (upstream ``GatherAllocatedState``): an admin-access result
+    does not hold its device."""
+    held: set[DeviceID] = set()
+    for claim in claims:
+        allocation = _map(_map(_map(claim).get("status")).get("allocation"))
+        for r in _list(_map(allocation.get("devices")).get("results")):
+            r = _map(r)
+            if r.get("adminAccess") is True:
+                continue
+            key = (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or ""))
+            if all(key):
+                held.add(key)
+    return AllocatedState(allocated_devices=held)
