@@ -12,10 +12,17 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.dra.structured import AllocatedState, CELCache, DeviceClassLister, Features
-from kubesched.testing import FakeClient
+from kubesched.config.releases import DEFAULT_RELEASE, Release
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, NodeScore, PodInfo
+from kubesched.plugins.dynamicresources import DynamicResources
+from kubesched.plugins.dynamicresources.plugin import AllocatorFactory
+from kubesched.testing import FakeClient, FakeHandle
 
 AV = "resource.k8s.io/v1"
 NODE_NAME = "worker"
@@ -213,3 +220,72 @@ class FakeAllocator:
                 taken.update(used)
                 return {"devices": {"results": results}, "nodeSelector": on_node(node_name)}
         return None
+
+
+def status_of(s: Status | None) -> tuple[Code, str]:
+    return (Code.SUCCESS, "") if s is None else (s.code, s.message())
+
+
+@dataclass
+class Run:
+    plugin: DynamicResources
+    client: StoringClient
+    got: dict[str, tuple[Code, str]]
+    in_flight_after_reserve: list[str] | None = None
+    state: CycleState | None = None
+    selected: str = ""
+    scores: list[NodeScore] | None = None
+
+
+def run_points(
+    case_pod: dict[str, Any],
+    objects: Sequence[Mapping[str, Any]],
+    nodes: Sequence[dict[str, Any]] = (),
+    in_flight: Sequence[Mapping[str, Any]] = (),
+    *,
+    unreserve_after_bind: bool = False,
+    allocator: AllocatorFactory = FakeAllocator,
+    release: Release = DEFAULT_RELEASE,
+) -> Run:
+    """upstream testPlugin's sequence of points, recording each status."""
+    handle = FakeHandle(release=release)
+    client = StoringClient(copy.deepcopy(list(objects)))
+    handle._client = client
+    plugin = DynamicResources(handle=handle, allocator_factory=allocator)
+    assert plugin.tracker is not None
+    for c in in_flight:
+        plugin.tracker.signal_claim_pending_allocation(c["metadata"]["uid"], c)
+    got: dict[str, tuple[Code, str]] = {}
+    run = Run(plugin, client, got)
+    pi = PodInfo(copy.deepcopy(case_pod))
+    got["preenqueue"] = status_of(plugin.pre_enqueue(pi))
+    if got["preenqueue"][0] != Code.SUCCESS:
+        return run
+    state = CycleState()
+    infos = [NodeInfo(n) for n in (nodes or [node()])]
+    _, st = plugin.pre_filter(state, pi, infos)
+    got["prefilter"] = status_of(st)
+    fits: list[NodeInfo] = []
+    if st is None or not st.is_rejected():
+        for ni in infos:
+            got[f"filter/{ni.name}"] = status_of(plugin.filter(state, pi, ni))
+            if got[f"filter/{ni.name}"][0] == Code.SUCCESS:
+                fits.append(ni)
+    if not fits:
+        got["postfilter"] = status_of(plugin.post_filter(state, pi, {})[1])
+        return run
+    selected = fits[0].name
+    if len(fits) > 1:
+        scores = [NodeScore(ni.name, plugin.score(state, pi, ni)[0]) for ni in fits]
+        plugin.normalize_score(state, pi, scores)
+        run.scores = scores
+        selected = max(scores, key=lambda s: s.score).name
+    got["reserve"] = status_of(plugin.reserve(state, pi, selected))
+    run.state = state
+    run.selected = selected
+    run.in_flight_after_reserve = sorted(c["metadata"]["name"] for c in plugin.tracker.in_flight_claims())
+    got["prebindpreflight"] = status_of(plugin.pre_bind_pre_flight(state, pi, selected))
+    got["prebind"] = status_of(plugin.pre_bind(state, pi, selected))
+    if unreserve_after_bind:
+        plugin.unreserve(state, pi, selected)
+    return run

@@ -12,7 +12,7 @@ and the claims as stored afterwards with upstream's expectations. The allocator 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,21 +26,16 @@ from dra_fakes import (
     POD_WITH_CLAIM_NAME,
     POD_WITH_CLAIM_TEMPLATE,
     POD_WITH_CLAIM_TEMPLATE_IN_STATUS,
-    FakeAllocator,
     StoringClient,
     allocation_result,
     claim,
     device_class,
-    node,
     pod,
+    run_points,
     slice_,
 )
 
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, NodeScore, PodInfo
-from kubesched.plugins.dynamicresources import DynamicResources
-from kubesched.testing import FakeHandle
+from kubesched.framework.status import Code
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 POD_REF = {"resource": "pods", "name": POD_NAME, "uid": POD_UID}
@@ -270,67 +265,6 @@ CASES: dict[str, Case] = {
         want_status={CLAIM_NAME: reserved(allocation_result(request="req-1/subreq-1"))},
     ),
 }
-
-
-def _status(s: Status | None) -> tuple[Code, str]:
-    return (Code.SUCCESS, "") if s is None else (s.code, s.message())
-
-
-@dataclass
-class Run:
-    plugin: DynamicResources
-    client: StoringClient
-    got: dict[str, tuple[Code, str]]
-    in_flight_after_reserve: list[str] | None = None
-
-
-def run_points(
-    case_pod: dict[str, Any],
-    objects: Sequence[Mapping[str, Any]],
-    nodes: Sequence[dict[str, Any]] = (),
-    in_flight: Sequence[Mapping[str, Any]] = (),
-    *,
-    unreserve_after_bind: bool = False,
-) -> Run:
-    """upstream testPlugin's sequence of points, recording each status."""
-    handle = FakeHandle()
-    client = StoringClient(copy.deepcopy(list(objects)))
-    handle._client = client
-    plugin = DynamicResources(handle=handle, allocator_factory=FakeAllocator)
-    assert plugin.tracker is not None
-    for c in in_flight:
-        plugin.tracker.signal_claim_pending_allocation(c["metadata"]["uid"], c)
-    got: dict[str, tuple[Code, str]] = {}
-    run = Run(plugin, client, got)
-    pi = PodInfo(copy.deepcopy(case_pod))
-    got["preenqueue"] = _status(plugin.pre_enqueue(pi))
-    if got["preenqueue"][0] != Code.SUCCESS:
-        return run
-    state = CycleState()
-    infos = [NodeInfo(n) for n in (nodes or [node()])]
-    _, st = plugin.pre_filter(state, pi, infos)
-    got["prefilter"] = _status(st)
-    fits: list[NodeInfo] = []
-    if st is None or not st.is_rejected():
-        for ni in infos:
-            got[f"filter/{ni.name}"] = _status(plugin.filter(state, pi, ni))
-            if got[f"filter/{ni.name}"][0] == Code.SUCCESS:
-                fits.append(ni)
-    if not fits:
-        got["postfilter"] = _status(plugin.post_filter(state, pi, {})[1])
-        return run
-    selected = fits[0].name
-    if len(fits) > 1:
-        scores = [NodeScore(ni.name, plugin.score(state, pi, ni)[0]) for ni in fits]
-        plugin.normalize_score(state, pi, scores)
-        selected = max(scores, key=lambda s: s.score).name
-    got["reserve"] = _status(plugin.reserve(state, pi, selected))
-    run.in_flight_after_reserve = sorted(c["metadata"]["name"] for c in plugin.tracker.in_flight_claims())
-    got["prebindpreflight"] = _status(plugin.pre_bind_pre_flight(state, pi, selected))
-    got["prebind"] = _status(plugin.pre_bind(state, pi, selected))
-    if unreserve_after_bind:
-        plugin.unreserve(state, pi, selected)
-    return run
 
 
 def _stored_status(client: StoringClient, name: str) -> dict[str, Any]:

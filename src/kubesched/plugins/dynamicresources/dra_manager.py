@@ -169,5 +169,9 @@ class ClaimTracker:
     # -- allocated devices --------------------------------------------------------------------
     def gather_allocated_state(self) -> AllocatedState:
         """Upstream ``GatherAllocatedState``: devices of allocated claims and of in-flight ones."""
-        claims: Sequence[JSONObj] = [*self.list_claims(), *self.in_flight_claims()]
+        claims: Sequence[JSONObj] = [
+            c
+            for c in (*self.list_claims(), *self.in_flight_claims())
+            if isinstance(_map(c.get("status")).get("allocation"), Mapping)
+        ]
         return gather_allocated_state(claims)

@@ -300,6 +300,8 @@ class DynamicResources(
                 )
             except AllocationError as e:
                 return None, _error(str(e))
+            except Exception as e:  # a bug in the allocator must not escape the cycle
+                return None, _error(f"structured allocator: {e!r}")
         s.claims = claims
         return None, None
 
@@ -370,6 +372,8 @@ class DynamicResources(
                 allocations = s.allocator.allocate(node, pending)
             except AllocationError as e:
                 return _error(str(e))
+            except Exception as e:  # a bug in the allocator must not escape the cycle
+                return _error(f"node {node_info.name}: structured allocator: {e!r}")
             timeout = self.args.filter_timeout
             if timeout and time.monotonic() - started > timeout:
                 if self.release.has(DRA_FILTER_TIMEOUT_IS_ERROR):
