@@ -1,0 +1,62 @@
+"""DynamicResources in the simulated cluster: the whole scheduling and binding cycles.
+
+Hand-computed: one node with one device and two pods each with its own one-device claim. The
+first pod is bound and its claim stores the allocation and the reservation (PreBind's writes);
+the second finds the device taken (the first's allocation, in the store by then) and fails with
+the FailedScheduling message kube-scheduler v1.37 writes for it (no DefaultPreemption here). The allocator is the test
+fake (tests/plugins/dra_fakes.py): this tests the plugin inside the framework, not allocation.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from dra_fakes import FakeAllocator, claim, device_class, node, pod, slice_
+
+from kubesched.config.plugin_args import DynamicResourcesArgs
+from kubesched.framework.interfaces import Handle
+from kubesched.plugins.dynamicresources import DynamicResources
+from kubesched.testing import new_framework
+
+
+class FakeAllocatorDRA(DynamicResources):
+    """DynamicResources with the fake allocator (its own name: the registry has the real one)."""
+
+    name = "DynamicResourcesWithFakeAllocator"
+
+    def __init__(self, args: DynamicResourcesArgs | None = None, handle: Handle | None = None) -> None:
+        super().__init__(args, handle, allocator_factory=FakeAllocator)
+
+
+def _pod(name: str, claim_name: str) -> dict[str, Any]:
+    p = pod([{"name": "gpu", "resourceClaimName": claim_name}])
+    p["metadata"].update(name=name, uid=f"uid-{name}")
+    return p
+
+
+def test_two_pods_one_device() -> None:
+    claims = [claim("claim-a", owner=False), claim("claim-b", owner=False)]
+    fw = new_framework(
+        [FakeAllocatorDRA],
+        nodes=[node()],
+        pods=[_pod("a", "claim-a"), _pod("b", "claim-b")],
+        objects=[*copy.deepcopy(claims), device_class(), slice_()],
+    )
+    fw.schedule(until=fw.clock.now() + 1)
+    a, b = fw.cluster.pods["default/a"], fw.cluster.pods["default/b"]
+    assert a["spec"].get("nodeName") == "worker"
+    assert not b["spec"].get("nodeName")
+    [cond] = [c for c in b["status"]["conditions"] if c["type"] == "PodScheduled"]
+    # No DefaultPreemption in this profile; v1.37's PostFilter adds no reason for the claim it
+    # cannot free (claim-b is not allocated), so the message is the Filter diagnosis alone.
+    assert (cond["reason"], cond["message"]) == (
+        "Unschedulable",
+        "0/1 nodes are available: 1 cannot allocate all claims.",
+    )
+    stored = fw.cluster.get_object("resource.k8s.io/v1", "ResourceClaim", "default", "claim-a")
+    assert stored is not None
+    assert stored["status"]["reservedFor"] == [{"resource": "pods", "name": "a", "uid": "uid-a"}]
+    assert stored["status"]["allocation"]["devices"]["results"] == [
+        {"driver": "some-driver", "pool": "worker", "device": "instance-1", "request": "req-1"}
+    ]
