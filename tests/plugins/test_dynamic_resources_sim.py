@@ -60,3 +60,32 @@ def test_two_pods_one_device() -> None:
     assert stored["status"]["allocation"]["devices"]["results"] == [
         {"driver": "some-driver", "pool": "worker", "device": "instance-1", "request": "req-1"}
     ]
+
+
+def test_score_picks_the_node_of_the_preferred_subrequest() -> None:
+    # subreq-1 (2 devices) fits only worker-2: 8 there against 7 (subreq-2) on worker, so the pod
+    # lands on worker-2 whatever the tie-break (the framework's batch Score path).
+    prioritized = claim(
+        "claim-a",
+        owner=False,
+        requests=[
+            {
+                "name": "req-1",
+                "firstAvailable": [
+                    {"name": "subreq-1", "deviceClassName": "my-resource-class", "count": 2},
+                    {"name": "subreq-2", "deviceClassName": "my-resource-class", "count": 1},
+                ],
+            }
+        ],
+    )
+    two = slice_("worker-2", [{"name": "instance-1"}, {"name": "instance-2"}])
+    for seed in range(4):
+        fw = new_framework(
+            [FakeAllocatorDRA],
+            nodes=[node(), node("worker-2")],
+            pods=[_pod("a", "claim-a")],
+            objects=[copy.deepcopy(prioritized), device_class(), slice_(), two],
+            seed=seed,
+        )
+        fw.schedule(until=fw.clock.now() + 1)
+        assert fw.cluster.pods["default/a"]["spec"].get("nodeName") == "worker-2"
