@@ -11,7 +11,7 @@ The objects follow upstream's dynamicresources_test.go fixtures (names, UIDs, re
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,6 +244,8 @@ def run_points(
     in_flight: Sequence[Mapping[str, Any]] = (),
     *,
     unreserve_after_bind: bool = False,
+    unreserve_before_pre_bind: bool = False,
+    before_pre_bind: Callable[[StoringClient], None] | None = None,
     allocator: AllocatorFactory = FakeAllocator,
     release: Release = DEFAULT_RELEASE,
 ) -> Run:
@@ -284,6 +286,11 @@ def run_points(
     run.state = state
     run.selected = selected
     run.in_flight_after_reserve = sorted(c["metadata"]["name"] for c in plugin.tracker.in_flight_claims())
+    if unreserve_before_pre_bind:
+        plugin.unreserve(state, pi, selected)
+        return run
+    if before_pre_bind is not None:
+        before_pre_bind(client)
     got["prebindpreflight"] = status_of(plugin.pre_bind_pre_flight(state, pi, selected))
     got["prebind"] = status_of(plugin.pre_bind(state, pi, selected))
     if unreserve_after_bind:

@@ -12,7 +12,7 @@ and the claims as stored afterwards with upstream's expectations. The allocator 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,26 @@ ALLOCATED = claim(allocation=allocation_result())
 IN_USE = claim(allocation=allocation_result(), reserved_for=[POD_REF])
 OTHER = claim("not-my-claim", owner=False)
 OTHER_ALLOCATED = claim("not-my-claim", owner=False, allocation=allocation_result())
+#: upstream adminAccess(otherAllocatedClaim): its device does not count as taken.
+ADMIN_ACCESS_OTHER = claim(
+    "not-my-claim",
+    owner=False,
+    requests=[{"name": "req-1", "exactly": {"deviceClassName": CLASS_NAME, "adminAccess": True}}],
+    allocation={
+        "devices": {
+            "results": [
+                {
+                    "driver": "some-driver",
+                    "pool": NODE_NAME,
+                    "device": "instance-1",
+                    "request": "req-1",
+                    "adminAccess": True,
+                }
+            ]
+        },
+        "nodeSelector": allocation_result()["nodeSelector"],
+    },
+)
 WRONG_TOPOLOGY = claim(
     allocation={
         "nodeSelector": {
@@ -82,6 +102,26 @@ def reserved(alloc: Mapping[str, Any]) -> dict[str, Any]:
     return {"allocation": {**alloc, "allocationTimestamp": TS}, "reservedFor": [POD_REF]}
 
 
+def _changing(change: Callable[[dict[str, Any]], None]) -> Callable[[StoringClient], None]:
+    """Apply ``change`` to the stored claim as another writer would: a new resourceVersion."""
+
+    def apply(client: StoringClient) -> None:
+        for o in client.objects:
+            if o.get("kind") == "ResourceClaim" and o["metadata"]["name"] == CLAIM_NAME:
+                change(o)
+                o["metadata"]["resourceVersion"] = str(int(o["metadata"]["resourceVersion"]) + 1)
+
+    return apply
+
+
+def _drop_finalizers(c: dict[str, Any]) -> None:
+    c["metadata"].pop("finalizers", None)
+
+
+def _add_finalizer(c: dict[str, Any]) -> None:
+    c["metadata"]["finalizers"] = [FINALIZER]
+
+
 @dataclass
 class Case:
     pod: dict[str, Any]
@@ -97,6 +137,9 @@ class Case:
     #: claims (by name) in flight after Reserve.
     want_in_flight: list[str] | None = None
     unreserve_after_bind: bool = False
+    unreserve_before_pre_bind: bool = False
+    #: upstream's ``prepare.prebind``: a change to the stored claim between Reserve and PreBind.
+    before_pre_bind: Callable[[dict[str, Any]], None] | None = None
 
 
 CASES: dict[str, Case] = {
@@ -158,6 +201,54 @@ CASES: dict[str, Case] = {
         want_in_flight=[CLAIM_NAME],
         want_status={CLAIM_NAME: reserved(allocation_result())},
         want_finalizers=[FINALIZER],
+    ),
+    "with-resources-has-finalizer": Case(
+        pod=POD_WITH_CLAIM_NAME,
+        claims=[{**PENDING, "metadata": {**PENDING["metadata"], "finalizers": [FINALIZER]}}],
+        classes=[device_class()],
+        slices=[slice_()],
+        want={"reserve": (Code.SUCCESS, ""), "prebind": (Code.SUCCESS, "")},
+        want_in_flight=[CLAIM_NAME],
+        want_status={CLAIM_NAME: reserved(allocation_result())},
+        want_finalizers=[FINALIZER],
+    ),
+    "with-resources-finalizer-gets-removed": Case(
+        pod=POD_WITH_CLAIM_NAME,
+        claims=[{**PENDING, "metadata": {**PENDING["metadata"], "finalizers": [FINALIZER]}}],
+        classes=[device_class()],
+        slices=[slice_()],
+        before_pre_bind=_drop_finalizers,
+        want={"reserve": (Code.SUCCESS, ""), "prebind": (Code.SUCCESS, "")},
+        want_status={CLAIM_NAME: reserved(allocation_result())},
+        want_finalizers=[FINALIZER],
+    ),
+    "with-resources-finalizer-gets-added": Case(
+        pod=POD_WITH_CLAIM_NAME,
+        claims=[PENDING],
+        classes=[device_class()],
+        slices=[slice_()],
+        before_pre_bind=_add_finalizer,
+        want={"reserve": (Code.SUCCESS, ""), "prebind": (Code.SUCCESS, "")},
+        want_status={CLAIM_NAME: reserved(allocation_result())},
+        want_finalizers=[FINALIZER],
+    ),
+    "skip-bind": Case(
+        pod=POD_WITH_CLAIM_NAME,
+        claims=[PENDING],
+        classes=[device_class()],
+        slices=[slice_()],
+        unreserve_before_pre_bind=True,
+        want={"reserve": (Code.SUCCESS, "")},
+        want_in_flight=[CLAIM_NAME],
+        want_status={CLAIM_NAME: {}},
+    ),
+    "structured-ignore-allocated-admin-access": Case(
+        pod=POD_WITH_CLAIM_NAME,
+        claims=[PENDING, ADMIN_ACCESS_OTHER],
+        classes=[device_class()],
+        slices=[slice_()],
+        want={"reserve": (Code.SUCCESS, ""), "prebind": (Code.SUCCESS, "")},
+        want_status={CLAIM_NAME: reserved(allocation_result())},
     ),
     "exhausted-resources-in-informer-cache": Case(
         pod=POD_WITH_CLAIM_NAME,
@@ -284,6 +375,8 @@ def test_plugin(name: str) -> None:
         [*case.claims, *case.classes, *case.slices],
         in_flight=case.in_flight,
         unreserve_after_bind=case.unreserve_after_bind,
+        unreserve_before_pre_bind=case.unreserve_before_pre_bind,
+        before_pre_bind=None if case.before_pre_bind is None else _changing(case.before_pre_bind),
     )
     for point, want in case.want.items():
         assert run.got.get(point) == want, point

@@ -562,15 +562,17 @@ class DynamicResources(
         allocation = s.informations[index].allocation
         ref = claim_ref(claim)
         last: Exception | None = None
-        for attempt in range(_BIND_ATTEMPTS):
-            if attempt:
-                md = as_map(claim.get("metadata"))
-                fresh = client.get_object(
-                    API_VERSION, "ResourceClaim", str(md.get("namespace") or ""), str(md.get("name") or "")
-                )
-                if fresh is None:
-                    raise _BindError(f"get updated claim {ref} after conflict: not found")
-                claim = fresh
+        what = "add allocation and reservation to" if allocation is not None else "add reservation to"
+        md = as_map(claim.get("metadata"))
+        namespace, name = str(md.get("namespace") or ""), str(md.get("name") or "")
+        for _ in range(_BIND_ATTEMPTS):
+            # Our clients write status unconditionally; the API server would refuse a stale copy
+            # (409) and RetryOnConflict re-reads it: do the same when the store has moved on.
+            current = client.get_object(API_VERSION, "ResourceClaim", namespace, name)
+            if current is None:
+                raise _BindError(f'{what} claim {ref}: resourceclaims.resource.k8s.io "{name}" not found')
+            if _resource_version(current) != _resource_version(claim):
+                claim = current
             if as_map(claim.get("metadata")).get("deletionTimestamp"):
                 raise _BindError(f"claim {ref} got deleted in the meantime")
             status = dict(as_map(claim.get("status")))
@@ -601,7 +603,6 @@ class DynamicResources(
                 except ObjectConflictError:
                     raise
                 except Exception as e:
-                    what = "add allocation and reservation to" if allocation is not None else "add reservation to"
                     raise _BindError(f"{what} claim {ref}: {e}") from e
             except ObjectConflictError as e:
                 last = e
@@ -609,12 +610,16 @@ class DynamicResources(
             written = {**claim, "status": status}
             self._tracker.assume_claim_after_api_call(written, claim)
             return written
-        raise _BindError(f"add allocation and reservation to claim {ref}: {last}")
+        raise _BindError(f"{what} claim {ref}: {last}")
 
     def _now(self) -> str:
         """metav1.Now() as RFC 3339 (seconds), from the handle's clock."""
         now = self.handle.clock.now() if self.handle is not None else time.time()
         return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _resource_version(obj: JSONObj) -> str:
+    return str(as_map(obj.get("metadata")).get("resourceVersion") or "")
 
 
 class _BindError(Exception):
