@@ -11,6 +11,7 @@ the real allocator (kubesched.api.dra.structured) when it allocates.
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 import pytest
@@ -36,9 +37,10 @@ from dra_fakes import (
 )
 
 from kubesched.api.dra import structured
+from kubesched.config.plugin_args import DynamicResourcesArgs
 from kubesched.config.releases import V1_35, V1_37
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import QueueingHint
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint, object_event
 from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.dynamicresources import DynamicResources
@@ -207,6 +209,9 @@ def test_not_owner_message_by_release() -> None:
 
 
 # -- queueing hints --------------------------------------------------------------------------
+CLAIM_EVENT = str(object_event("ResourceClaim", ActionType.ADD | ActionType.UPDATE | ActionType.DELETE))
+
+
 def _hint(name: str) -> Any:
     pl = DynamicResources(handle=FakeHandle(objects=[claim(), claim("not-my-claim", owner=False)]))
     labels = {str(e.event): e.hint for e in pl.events_to_register()}
@@ -214,13 +219,22 @@ def _hint(name: str) -> Any:
 
 
 def test_events_registered() -> None:
+    """v1.37's EventsToRegister: Node Add|UpdateNodeLabel|UpdateNodeAllocatable, ResourceClaim
+    Add|Update|Delete (hinted), the pod's own update (hinted), DeviceClass and ResourceSlice
+    Add|Update."""
     pl = DynamicResources(handle=FakeHandle())
-    assert [str(e.event) for e in pl.events_to_register()] == [
-        "NodeChange",
-        "ResourceClaimAll",  # Add | Update | Delete, as v1.37 registers it
-        "PodUpdate",
-        "DeviceClassChange",
-        "ResourceSliceChange",
+    add_update = ActionType.ADD | ActionType.UPDATE
+    assert [(e.event, e.hint is not None) for e in pl.events_to_register()] == [
+        (
+            ClusterEvent(
+                EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+            ),
+            False,
+        ),
+        (object_event("ResourceClaim", add_update | ActionType.DELETE), True),
+        (ClusterEvent(EventResource.POD, ActionType.UPDATE_OTHER), True),
+        (object_event("DeviceClass", add_update), False),
+        (object_event("ResourceSlice", add_update), False),
     ]
 
 
@@ -242,7 +256,7 @@ def test_events_registered() -> None:
     ],
 )
 def test_claim_hint(old: Any, new: Any, want: QueueingHint) -> None:
-    assert _hint("ResourceClaimAll")(copy.deepcopy(POD_WITH_CLAIM_NAME), old, new) == want
+    assert _hint(CLAIM_EVENT)(copy.deepcopy(POD_WITH_CLAIM_NAME), old, new) == want
 
 
 def test_pod_hint() -> None:
@@ -314,6 +328,33 @@ def test_points_without_pre_filter_state_are_errors_not_exceptions() -> None:
         assert st is not None and st.code == Code.ERROR
     pl.unreserve(CycleState(), pi, NODE_NAME)
     assert pl.score(CycleState(), pi, ni) == (0, None)
+
+
+@pytest.mark.parametrize(
+    ("release", "want"),
+    [
+        (V1_37, (Code.ERROR, "node worker: timed out trying to allocate devices")),
+        (V1_35, (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "timed out trying to allocate devices")),
+    ],
+)
+def test_filter_timeout(release: Any, want: tuple[Code, str]) -> None:
+    """filterTimeout from DynamicResourcesArgs; v1.36 made a timeout the cycle's Error."""
+
+    class Slow(FakeAllocator):
+        def allocate(self, node: Any, claims: Any) -> list[dict[str, Any]]:
+            time.sleep(0.02)
+            return super().allocate(node, claims)
+
+    handle = FakeHandle(objects=[claim(), device_class(), slice_()], release=release)
+    pl = DynamicResources(DynamicResourcesArgs(filter_timeout=0.001), handle, allocator_factory=Slow)
+    pi, ni, state = PodInfo(copy.deepcopy(POD_WITH_CLAIM_NAME)), NodeInfo(node()), CycleState()
+    assert pl.pre_filter(state, pi, [ni])[1] is None
+    st = pl.filter(state, pi, ni)
+    assert st is not None and (st.code, st.message()) == want
+    # 0 disables the timeout.
+    pl = DynamicResources(DynamicResourcesArgs(filter_timeout=0), handle, allocator_factory=Slow)
+    state = CycleState()
+    assert pl.pre_filter(state, pi, [ni])[1] is None and pl.filter(state, pi, ni) is None
 
 
 def test_allocator_error_is_an_error_status() -> None:
