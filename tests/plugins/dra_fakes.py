@@ -232,6 +232,7 @@ class Run:
     client: StoringClient
     got: dict[str, tuple[Code, str]]
     in_flight_after_reserve: list[str] | None = None
+    in_flight_after_pre_bind: list[str] | None = None
     state: CycleState | None = None
     selected: str = ""
     scores: list[NodeScore] | None = None
@@ -247,11 +248,12 @@ def run_points(
     unreserve_before_pre_bind: bool = False,
     before_pre_bind: Callable[[StoringClient], None] | None = None,
     allocator: AllocatorFactory = FakeAllocator,
+    client_type: type[StoringClient] = StoringClient,
     release: Release = DEFAULT_RELEASE,
 ) -> Run:
     """upstream testPlugin's sequence of points, recording each status."""
     handle = FakeHandle(release=release)
-    client = StoringClient(copy.deepcopy(list(objects)))
+    client = client_type(copy.deepcopy(list(objects)))
     handle._client = client
     plugin = DynamicResources(handle=handle, allocator_factory=allocator)
     assert plugin.tracker is not None
@@ -293,6 +295,7 @@ def run_points(
         before_pre_bind(client)
     got["prebindpreflight"] = status_of(plugin.pre_bind_pre_flight(state, pi, selected))
     got["prebind"] = status_of(plugin.pre_bind(state, pi, selected))
+    run.in_flight_after_pre_bind = sorted(c["metadata"]["name"] for c in plugin.tracker.in_flight_claims())
     if unreserve_after_bind:
         plugin.unreserve(state, pi, selected)
     return run

@@ -26,6 +26,7 @@ from dra_fakes import (
     POD_WITH_CLAIM_NAME,
     POD_WITH_CLAIM_TEMPLATE_IN_STATUS,
     FakeAllocator,
+    StoringClient,
     allocation_result,
     claim,
     device_class,
@@ -364,3 +365,25 @@ def test_allocator_error_is_an_error_status() -> None:
 
     run = run_points(POD_WITH_CLAIM_NAME, [claim(), device_class(), slice_()], allocator=Broken)
     assert run.got["filter/worker"] == (Code.ERROR, "claim default/my-pod-my-resource: selector #0: CEL compile error")
+
+
+def test_bind_failure_preserves_in_flight_until_unreserve() -> None:
+    """Upstream's "bind-failure-preserves-inflight-until-unreserve" (dynamicresources_test.go):
+    the claim update fails, PreBind is an Error wrapping the API error, the allocation stays in
+    flight until Unreserve drops it."""
+
+    class FailingUpdate(StoringClient):
+        def update_object(self, obj: Any) -> Any:
+            raise RuntimeError("claim bind error")
+
+    run = run_points(
+        POD_WITH_CLAIM_NAME,
+        [claim(), device_class(), slice_()],
+        client_type=FailingUpdate,
+        unreserve_after_bind=True,
+    )
+    assert run.got["prebind"] == (Code.ERROR, f"add finalizer to claim {NAMESPACE}/{CLAIM_NAME}: claim bind error")
+    assert run.in_flight_after_pre_bind == [CLAIM_NAME]
+    assert run.plugin.tracker is not None and run.plugin.tracker.in_flight_claims() == []
+    [stored] = [o for o in run.client.objects if o.get("kind") == "ResourceClaim"]
+    assert stored["status"] == {}
