@@ -89,3 +89,17 @@ def test_score_picks_the_node_of_the_preferred_subrequest() -> None:
         )
         fw.schedule(until=fw.clock.now() + 1)
         assert fw.cluster.pods["default/a"]["spec"].get("nodeName") == "worker-2"
+
+
+def test_pod_waits_at_pre_enqueue_until_its_claim_exists() -> None:
+    # PreEnqueue keeps the pod out of the queue (no condition written); creating the claim is a
+    # ResourceClaim Add whose hint queues the pod, which then binds.
+    fw = new_framework(
+        [FakeAllocatorDRA], nodes=[node()], pods=[_pod("a", "claim-a")], objects=[device_class(), slice_()]
+    )
+    fw.schedule(until=fw.clock.now() + 1)
+    assert fw.cluster.pods["default/a"]["spec"].get("nodeName") is None
+    assert fw.cluster.pods["default/a"].get("status") == {}
+    fw.cluster.create_object("resource.k8s.io/v1", "ResourceClaim", claim("claim-a", owner=False))
+    fw.schedule(until=fw.clock.now() + 5)
+    assert fw.cluster.pods["default/a"]["spec"].get("nodeName") == "worker"
