@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import time
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -45,6 +46,7 @@ from kubesched.framework.events import ActionType, ClusterEvent, EventResource, 
 from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.dynamicresources import DynamicResources
+from kubesched.plugins.dynamicresources.allocated_devices import allocated_state
 from kubesched.plugins.dynamicresources.plugin import STATE_KEY, StateData
 from kubesched.testing import FakeHandle
 
@@ -387,3 +389,38 @@ def test_bind_failure_preserves_in_flight_until_unreserve() -> None:
     assert run.plugin.tracker is not None and run.plugin.tracker.in_flight_claims() == []
     [stored] = [o for o in run.client.objects if o.get("kind") == "ResourceClaim"]
     assert stored["status"] == {}
+
+
+def test_allocated_state() -> None:
+    """allocateddevices.go foreachAllocatedDevice: admin access observes, a share takes its share
+    and capacity (DRAConsumableCapacity) or else the whole device; malformed results are skipped."""
+    results = [
+        {"driver": "d", "pool": "p", "device": "a", "request": "r"},
+        {"driver": "d", "pool": "p", "device": "b", "request": "r", "adminAccess": True},
+        {
+            "driver": "d",
+            "pool": "p",
+            "device": "c",
+            "request": "r",
+            "shareID": "s1",
+            "consumedCapacity": {"mem": "1Gi"},
+        },
+        {
+            "driver": "d",
+            "pool": "p",
+            "device": "c",
+            "request": "r",
+            "shareID": "s2",
+            "consumedCapacity": {"mem": "1Gi"},
+        },
+        {"driver": 5, "pool": "p", "device": "x"},
+        "not-a-result",
+    ]
+    claims = [claim(allocation={"devices": {"results": results}}), claim("other"), {"status": "x"}]
+    with_capacity = allocated_state(claims, consumable_capacity=True)
+    assert with_capacity.allocated_devices == {("d", "p", "a")}
+    assert with_capacity.allocated_shared_device_ids == {("d", "p", "c", "s1"), ("d", "p", "c", "s2")}
+    assert with_capacity.aggregated_capacity == {("d", "p", "c"): {"mem": Fraction(2 * 1024**3)}}
+    without = allocated_state(claims, consumable_capacity=False)
+    assert without.allocated_devices == {("d", "p", "a"), ("d", "p", "c")}
+    assert without.allocated_shared_device_ids == set() and without.aggregated_capacity == {}

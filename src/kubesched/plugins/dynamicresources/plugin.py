@@ -298,7 +298,7 @@ class DynamicResources(
             try:
                 s.allocator = self.allocator_factory(
                     self.features,
-                    self._tracker.gather_allocated_state(),
+                    self._tracker.gather_allocated_state(self.features.consumable_capacity),
                     DeviceClassLister(client),
                     list_resource_slices(client),
                     self.cel_cache,
