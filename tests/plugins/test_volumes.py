@@ -1,10 +1,11 @@
-"""The DRA stand-in (kubesched.plugins.volumes: DynamicResources): a no-op for pods without
-resource claims, an UnschedulableAndUnresolvable PreFilter for pods with them, and the default
-profile's plugins (the volume plugins included) building at upstream's extension points.
+"""DynamicResources through its old import path (kubesched.plugins.volumes): a no-op for pods
+without resource claims, a pod whose claim does not exist waits at PreEnqueue/PreFilter, the
+release's PostFilter reason, and the default profile's plugins (the volume plugins included)
+building at upstream's extension points.
 
-Hand-written: upstream's volumebinding/dynamicresources tests exercise behaviour these stand-ins
-deliberately do not implement (the upstream tables of the real plugins are in test_volume_zone.py,
-test_volume_restrictions.py and test_node_volume_limits.py). The
+Hand-written; upstream's dynamicresources TestPlugin table is ported in
+test_dynamic_resources.py, the tables of the volume plugins in test_volume_zone.py,
+test_volume_restrictions.py and test_node_volume_limits.py. The
 extension points and weights follow pkg/scheduler/apis/config/testing/defaults/defaults.go
 (ExpandedPluginsV1).
 """
@@ -30,15 +31,20 @@ from kubesched.testing import new_framework
 
 
 def test_dynamic_resources() -> None:
-    pl = DynamicResources()
+    pl = DynamicResources(handle=testing.FakeHandle())
     plain = PodInfo(make_pod())
     claims = PodInfo(make_pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu-claim"}]))
     assert pl.pre_enqueue(plain) is None
     _, skip = pl.pre_filter(CycleState(), plain, [])
     assert skip is not None and skip.code == Code.SKIP
+    # A claim that does not exist (dynamicresources.go foreachPodResourceClaim; the assume
+    # cache's NotFoundError reads 'could not find ResourceClaim "<namespace>/<name>"').
+    missing = 'could not find ResourceClaim "default/gpu-claim"'
+    waiting = pl.pre_enqueue(claims)
+    unresolvable = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, missing)
+    assert waiting is not None and (waiting.code, waiting.message()) == unresolvable
     _, rejected = pl.pre_filter(CycleState(), claims, [])
-    assert rejected is not None and rejected.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert "kubesched does not support" in rejected.message()
+    assert rejected is not None and (rejected.code, rejected.message()) == unresolvable
     result, post = pl.post_filter(CycleState(), plain, {})
     assert result is None and post is not None
     # The default release, v1.37 (dynamicresources.go PostFilter): Unschedulable without a reason;
@@ -114,6 +120,7 @@ EXPECTED_POINTS = {
         "NodeAffinity",
         "NodeResourcesFit",
         "VolumeBinding",
+        "DynamicResources",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     ],
@@ -138,6 +145,7 @@ def test_default_profile_builds_these_plugins_at_upstream_points() -> None:
         "NodeAffinity": 2,
         "NodeResourcesFit": 1,
         "VolumeBinding": 1,
+        "DynamicResources": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }

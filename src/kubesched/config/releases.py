@@ -174,7 +174,15 @@ DRA_FILTER_TIMEOUT_IS_ERROR = Change(
     V1_36,
     "framework/plugins/dynamicresources/dynamicresources.go Filter (kubernetes#137607)",
     "a DynamicResources Filter timeout is an Error of the cycle, not an Unschedulable node",
-    where="n/a: pods with ResourceClaims are rejected at PreFilter until DRA lands (issue 18)",
+    where="plugins/dynamicresources/plugin.py (DynamicResources.filter)",
+)
+DRA_POD_IS_NOT_OWNER_CAPITALISED = Change(
+    "DRAPodIsNotOwnerCapitalised",
+    V1_36,
+    "staging/src/k8s.io/dynamic-resource-allocation/resourceclaim/resourceclaim.go IsForPod",
+    "a generated ResourceClaim owned by another pod reads '... was not created for Pod ns/name (Pod is "
+    "not owner)' (v1.35: 'pod', lower case)",
+    where="plugins/dynamicresources/claims.py (_not_owner)",
 )
 PORTWORX_MIGRATION_WITHOUT_ANNOTATION = Change(
     "PortworxMigrationWithoutAnnotation",
@@ -227,7 +235,7 @@ NO_DRA_DEALLOCATE_REASON = Change(
     "pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go (PostFilter)",
     "DynamicResources' PostFilter rejects without a reason: FailedScheduling no longer reads "
     "'no new claims to deallocate, '",
-    where="plugins/volumes.py (DynamicResources.post_filter)",
+    where="plugins/dynamicresources/plugin.py (DynamicResources.post_filter)",
 )
 SPLIT_POD_EVENTS = Change(
     "SplitPodEvents",
@@ -335,6 +343,7 @@ CHANGES: tuple[Change, ...] = (
     FAILURE_HANDLER_REPORTS_CACHED_POD,
     POD_SCHEDULED_AFTER_FLUSH_METRIC,
     DRA_FILTER_TIMEOUT_IS_ERROR,
+    DRA_POD_IS_NOT_OWNER_CAPITALISED,
     PORTWORX_MIGRATION_WITHOUT_ANNOTATION,
     QUEUE_SIGNS_PODS,
     NODE_NAME_BEFORE_NODE_UNSCHEDULABLE,

@@ -13,6 +13,7 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.defaultbinder import DefaultBinder
     from kubesched.plugins.defaultpreemption import DefaultPreemption
     from kubesched.plugins.dragpuscore import DRAGpuScore
+    from kubesched.plugins.dynamicresources import DynamicResources
     from kubesched.plugins.gpushare import GpuShare
     from kubesched.plugins.imagelocality import ImageLocality
     from kubesched.plugins.interpodaffinity import InterPodAffinity
@@ -31,7 +32,6 @@ def in_tree_registry() -> Registry:
     from kubesched.plugins.tenantfairsort import TenantFairSort
     from kubesched.plugins.volumebinding import VolumeBinding
     from kubesched.plugins.volumerestrictions import VolumeRestrictions
-    from kubesched.plugins.volumes import DynamicResources
     from kubesched.plugins.volumezone import VolumeZone
     from kubesched.plugins.windowtransfer import WindowTransfer
 

@@ -1,0 +1,626 @@
+"""DynamicResources: a pod's ResourceClaims must be allocated, or allocatable, on the node
+(upstream ``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``, v1.37.2).
+
+PreEnqueue holds pods whose claims do not exist yet; PreFilter gathers the claims, restricts
+nodes by the node selectors of allocated ones and builds the structured allocator once per cycle
+(``kubesched.api.dra.structured``) over the cluster's ResourceSlices and DeviceClasses and the
+devices already taken; Filter asks it for each node; PostFilter deallocates a claim that blocks
+the pod so it can be allocated elsewhere; Score prefers earlier ``firstAvailable`` subrequests;
+Reserve records the chosen allocations as in flight (the next pod's allocator sees them taken);
+PreBind writes ``status.allocation`` and ``status.reservedFor``; Unreserve undoes both.
+
+Knowingly not done (upstream does): extended resources backed by DRA, pod-group (workload)
+claims, node-allocatable mapped devices, DeviceTaintRule patching of slices, waiting for device
+binding conditions in PreBind, and a Filter timeout that interrupts the allocator (the contract
+has no deadline: the elapsed time is checked after the call).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api.dra.resourceclaim import can_be_reserved, is_reserved_for_pod
+from kubesched.api.dra.structured import (
+    AllocatedState,
+    AllocationError,
+    Allocator,
+    CELCache,
+    Features,
+    new_allocator,
+)
+from kubesched.api.dra.structured import (
+    DeviceClassLister as DeviceClassListerProtocol,
+)
+from kubesched.api.errors import InvalidObjectError
+from kubesched.api.nodeaffinity import NodeSelector
+from kubesched.config.feature_gates import known_feature_gates
+from kubesched.config.plugin_args import DynamicResourcesArgs
+from kubesched.config.releases import (
+    DEFAULT_RELEASE,
+    DRA_FILTER_TIMEOUT_IS_ERROR,
+    NO_DRA_DEALLOCATE_REASON,
+    Release,
+)
+from kubesched.framework import MAX_NODE_SCORE
+from kubesched.framework.cluster import ObjectConflictError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    object_event,
+)
+from kubesched.framework.interfaces import (
+    BatchScorePlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    IntArray,
+    PostFilterPlugin,
+    PreBindPreFlightPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    ReservePlugin,
+)
+from kubesched.framework.signature import SignFragment
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import (
+    JSONObj,
+    JSONValue,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+)
+from kubesched.plugins import names
+from kubesched.plugins.helper.normalize_score import default_normalize_score, default_normalize_score_batch
+
+from .claims import allocation_of, as_list, as_map, claim_ref, foreach_pod_resource_claim
+from .dra_manager import API_VERSION, ClaimTracker, DeviceClassLister, claim_uid, list_resource_slices
+from .hints import is_schedulable_after_claim_change, is_schedulable_after_pod_change
+
+__all__ = [
+    "FINALIZER",
+    "FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE",
+    "NO_NEW_CLAIMS_TO_DEALLOCATE",
+    "STATE_KEY",
+    "AllocatorFactory",
+    "DynamicResources",
+    "allocator_features",
+    "pod_has_resource_claims",
+]
+
+STATE_KEY = names.DYNAMIC_RESOURCES
+#: What v1.35/v1.36's PostFilter says for a pod without claims (v1.37: no reason).
+NO_NEW_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+#: resourceapi.Finalizer: set on a claim before its allocation is written.
+FINALIZER = "resource.kubernetes.io/delete-protection"
+#: resourceapi.FirstAvailableDeviceRequestMaxSize: the Score of a subrequest counts down from it.
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
+#: retry.DefaultRetry: attempts of PreBind's claim update on a conflict.
+_BIND_ATTEMPTS = 5
+
+AllocatorFactory = Callable[
+    [Features, AllocatedState, DeviceClassListerProtocol, Sequence[JSONObj], CELCache], Allocator
+]
+
+
+def pod_has_resource_claims(pod: PodInfo) -> bool:
+    return bool(pod.spec.get("resourceClaims"))
+
+
+def allocator_features(release: Release) -> Features:
+    """Upstream ``AllocatorFeatures`` from the release's default feature gates."""
+    gates = known_feature_gates(str(release))
+
+    def on(name: str) -> bool:
+        spec = gates.get(name)
+        return spec is not None and spec.default
+
+    return Features(
+        admin_access=on("DRAAdminAccess"),
+        prioritized_list=on("DRAPrioritizedList"),
+        partitionable_devices=on("DRAPartitionableDevices"),
+        device_taints=on("DRADeviceTaints"),
+        device_binding_and_status=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
+        consumable_capacity=on("DRAConsumableCapacity"),
+    )
+
+
+@dataclass
+class _ClaimInfo:
+    #: The node selector of the claim's allocation (None: any node).
+    available_on_nodes: NodeSelector | None = None
+    #: Set by Reserve, written by PreBind.
+    allocation: JSONObj | None = None
+
+
+@dataclass
+class StateData:
+    """Upstream ``stateData``: shared by reference across the cycle (``clone`` is itself)."""
+
+    claims: list[JSONObj] = field(default_factory=list)
+    allocator: Allocator | None = None
+    unavailable_claims: set[int] = field(default_factory=set)
+    informations: list[_ClaimInfo] = field(default_factory=list)
+    #: Filter's allocation results per node name, one per unallocated claim in order.
+    node_allocations: dict[str, list[dict[str, JSONValue]]] = field(default_factory=dict)
+
+    def clone(self) -> StateData:
+        return self
+
+
+def _unresolvable(reason: str) -> Status:
+    """Upstream ``statusUnschedulable``: UnschedulableAndUnresolvable."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+
+
+def _error(message: str) -> Status:
+    return Status(Code.ERROR, message)
+
+
+def _pod_ref(pod: PodInfo) -> dict[str, JSONValue]:
+    """The ResourceClaimConsumerReference of a pod in ``status.reservedFor``."""
+    return {"resource": "pods", "name": pod.name, "uid": pod.uid}
+
+
+class DynamicResources(
+    PreEnqueuePlugin,
+    EnqueueExtensions,
+    PreFilterPlugin,
+    FilterPlugin,
+    PostFilterPlugin,
+    BatchScorePlugin,
+    ReservePlugin,
+    PreBindPreFlightPlugin,
+):
+    """Dynamic Resource Allocation with structured parameters (see the module)."""
+
+    name = names.DYNAMIC_RESOURCES
+    args_type = DynamicResourcesArgs
+    #: sign_pod reads only the spec (the framework keeps its answer per spec template).
+    signs_by_spec: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        args: DynamicResourcesArgs | None = None,
+        handle: Handle | None = None,
+        *,
+        allocator_factory: AllocatorFactory | None = None,
+    ) -> None:
+        self.args = args or DynamicResourcesArgs()
+        self.handle = handle
+        self.release: Release = handle.release if handle is not None else DEFAULT_RELEASE
+        self.features = allocator_features(self.release)
+        self.allocator_factory: AllocatorFactory = allocator_factory or new_allocator
+        self.cel_cache = CELCache()
+        self._tracker: ClaimTracker | None = ClaimTracker(handle.client()) if handle is not None else None
+        self._post_filter_reason = () if self.release.has(NO_DRA_DEALLOCATE_REASON) else (NO_NEW_CLAIMS_TO_DEALLOCATE,)
+
+    @property
+    def tracker(self) -> ClaimTracker | None:
+        """The claims, in-flight allocations and assumed writes (None without a handle)."""
+        return self._tracker
+
+    # -- OpportunisticBatching ---------------------------------------------------------------
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Upstream cannot tell whether claims are local to a node: pods with claims are not signable."""
+        if pod_has_resource_claims(pod):
+            return [], Status(Code.UNSCHEDULABLE, "pods with dra resource claims are not signable")
+        return [], None
+
+    # -- events --------------------------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        def claim_hint(pod: JSONObj, old: object, new: object) -> QueueingHint:
+            if self._tracker is None:
+                return QueueingHint.QUEUE
+            return is_schedulable_after_claim_change(self._tracker, pod, old, new, self.release)
+
+        def pod_hint(pod: JSONObj, old: object, new: object) -> QueueingHint:
+            if self._tracker is None:
+                return QueueingHint.QUEUE
+            return is_schedulable_after_pod_change(self._tracker, pod, old, new, self.release)
+
+        add_update = ActionType.ADD | ActionType.UPDATE
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
+            ),
+            ClusterEventWithHint(object_event("ResourceClaim", add_update | ActionType.DELETE), claim_hint),
+            # Upstream's UpdatePodGeneratedResourceClaim: kubesched reports a status change of
+            # the pod's resourceClaimStatuses as a plain pod update, so the hint checks the UID.
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_OTHER), pod_hint),
+            ClusterEventWithHint(object_event("DeviceClass", add_update)),
+            ClusterEventWithHint(object_event("ResourceSlice", add_update)),
+        ]
+
+    # -- PreEnqueue ----------------------------------------------------------------------------
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if self._tracker is None or not pod_has_resource_claims(pod):
+            return None
+        _, err = foreach_pod_resource_claim(pod.pod, self._tracker, self.release)
+        return _unresolvable(err) if err is not None else None
+
+    # -- PreFilter -----------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        s = StateData()
+        state.write(STATE_KEY, s)
+        if not pod_has_resource_claims(pod):
+            return None, Status(Code.SKIP)
+        if self._tracker is None or self.handle is None:
+            return None, _error("DynamicResources needs a handle to read ResourceClaims")
+        found, err = foreach_pod_resource_claim(pod.pod, self._tracker, self.release)
+        if err is not None:
+            return None, _unresolvable(err)
+        claims = [c for _, c in found]
+        if not claims:
+            return None, Status(Code.SKIP)
+
+        to_allocate = 0
+        s.informations = [_ClaimInfo() for _ in claims]
+        for index, claim in enumerate(claims):
+            allocation = allocation_of(claim)
+            if allocation is not None and not can_be_reserved(claim) and not is_reserved_for_pod(pod.pod, claim):
+                return None, _unresolvable("resourceclaim in use")
+            if allocation is not None:
+                selector = allocation.get("nodeSelector")
+                if selector is not None:
+                    try:
+                        s.informations[index].available_on_nodes = NodeSelector(as_map(selector))
+                    except InvalidObjectError as e:
+                        return None, _error(str(e))
+                continue
+            to_allocate += 1
+            if self._tracker.get_pending_allocation(claim_uid(claim)) is not None:
+                return None, _unresolvable(f"resource claim {claim_ref(claim)} is in the process of being allocated")
+            status = self._check_requests(claim)
+            if status is not None:
+                return None, status
+
+        if to_allocate:
+            client = self.handle.client()
+            try:
+                s.allocator = self.allocator_factory(
+                    self.features,
+                    self._tracker.gather_allocated_state(self.features.consumable_capacity),
+                    DeviceClassLister(client),
+                    list_resource_slices(client),
+                    self.cel_cache,
+                )
+            except AllocationError as e:
+                return None, _error(str(e))
+            except Exception as e:  # a bug in the allocator must not escape the cycle
+                return None, _error(f"structured allocator: {e!r}")
+        s.claims = claims
+        return None, None
+
+    def _check_requests(self, claim: JSONObj) -> Status | None:
+        """Each request names an existing DeviceClass (upstream's loop over Devices.Requests)."""
+        devices = as_map(as_map(claim.get("spec")).get("devices"))
+        requests = devices.get("requests") or []
+        if not isinstance(requests, list):
+            return _unresolvable(f"resource claim {claim_ref(claim)}: spec.devices.requests: expected a list")
+        for request in requests:
+            request = as_map(request)
+            name = str(request.get("name") or "")
+            exactly, first = request.get("exactly"), request.get("firstAvailable")
+            if isinstance(exactly, Mapping):
+                status = self._validate_device_class(exactly.get("deviceClassName"), name)
+            elif isinstance(first, list) and first:
+                if not self.features.prioritized_list:
+                    return _unresolvable(
+                        f"resource claim {claim_ref(claim)}, request {name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                status = None
+                for sub in first:
+                    sub = as_map(sub)
+                    status = status or self._validate_device_class(
+                        sub.get("deviceClassName"), f"{name}/{sub.get('name') or ''}"
+                    )
+            else:
+                return _unresolvable(f"resource claim {claim_ref(claim)}, request {name}: unknown request type")
+            if status is not None:
+                return status
+        return None
+
+    def _validate_device_class(self, class_name: object, request_name: str) -> Status | None:
+        if not isinstance(class_name, str) or not class_name:
+            return _error(f"request {request_name}: unsupported request type")
+        assert self.handle is not None
+        if self.handle.client().get_object(API_VERSION, "DeviceClass", "", class_name) is None:
+            return _unresolvable(f"request {request_name}: device class {class_name} does not exist")
+        return None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    @staticmethod
+    def _state(state: CycleState) -> StateData | None:
+        data = state.get(STATE_KEY)
+        return data if isinstance(data, StateData) else None
+
+    # -- Filter --------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = self._state(state)
+        if s is None:
+            return _error(f'reading "{STATE_KEY}" from cycleState: not found')
+        if not s.claims:
+            return None
+        node = node_info.node or {}
+        unavailable = [
+            index
+            for index, info in enumerate(s.informations)
+            if info.available_on_nodes is not None and not info.available_on_nodes.match(node)
+        ]
+        allocations: list[dict[str, JSONValue]] = []
+        if s.allocator is not None:
+            pending = [c for c in s.claims if allocation_of(c) is None]
+            started = time.monotonic()
+            try:
+                allocations = s.allocator.allocate(node, pending)
+            except AllocationError as e:
+                return _error(str(e))
+            except Exception as e:  # a bug in the allocator must not escape the cycle
+                return _error(f"node {node_info.name}: structured allocator: {e!r}")
+            timeout = self.args.filter_timeout
+            if timeout and time.monotonic() - started > timeout:
+                if self.release.has(DRA_FILTER_TIMEOUT_IS_ERROR):
+                    return _error(f"node {node_info.name}: timed out trying to allocate devices")
+                return _unresolvable("timed out trying to allocate devices")
+            if not isinstance(allocations, list) or len(allocations) != len(pending):
+                return _unresolvable("cannot allocate all claims")
+        if unavailable:
+            s.unavailable_claims.update(unavailable)
+            return _unresolvable("resourceclaim not available on the node")
+        if s.allocator is not None:
+            s.node_allocations[node_info.name] = allocations
+        return None
+
+    # -- PostFilter ----------------------------------------------------------------------------
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        s = self._state(state)
+        if s is None or not s.claims:
+            # v1.35/v1.36: "no new claims to deallocate", in every FailedScheduling message;
+            # v1.37 rejects without a reason (kubernetes#140222).
+            return None, Status(Code.UNSCHEDULABLE, *self._post_filter_reason)
+        assert self.handle is not None
+        for index in sorted(s.unavailable_claims):
+            claim = s.claims[index]
+            reserved = as_map(claim.get("status")).get("reservedFor") or []
+            if not isinstance(reserved, list):
+                continue
+            if not reserved or (len(reserved) == 1 and as_map(reserved[0]).get("uid") == pod.uid):
+                status = {
+                    k: v
+                    for k, v in as_map(claim.get("status")).items()
+                    if k not in ("reservedFor", "allocation", "devices")
+                }
+                try:
+                    self.handle.client().update_object_status(claim, status)
+                except Exception as e:  # an API error of the write: the cycle's Error
+                    return None, _error(str(e))
+                return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        still = () if self.release.has(NO_DRA_DEALLOCATE_REASON) else ("still not schedulable",)
+        return None, Status(Code.UNSCHEDULABLE, *still)
+
+    # -- Score ---------------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Upstream ``computeScore``: each allocated ``firstAvailable`` subrequest scores
+        ``8 - its index``, so nodes that can satisfy earlier (preferred) alternatives win."""
+        if not self.features.prioritized_list:
+            return 0, None
+        s = self._state(state)
+        if s is None or not s.claims:
+            return 0, None
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None:
+            return 0, None
+        score, unallocated = 0, 0
+        for claim in s.claims:
+            allocation = allocation_of(claim)
+            if allocation is None:
+                if unallocated >= len(allocations):
+                    return 0, _error(
+                        f"number of allocations {len(allocations)} is smaller than number of claims needing allocation"
+                    )
+                allocation = allocations[unallocated]
+                unallocated += 1
+            results = as_list(as_map(allocation.get("devices")).get("results"))
+            chosen = {
+                str(r.get("request")) for r in results if isinstance(r, Mapping) and "/" in str(r.get("request") or "")
+            }
+            for raw in as_list(as_map(as_map(claim.get("spec")).get("devices")).get("requests")):
+                request = as_map(raw)
+                if isinstance(request.get("exactly"), Mapping):
+                    continue
+                for i, sub in enumerate(as_list(request.get("firstAvailable"))):
+                    if f"{request.get('name')}/{as_map(sub).get('name')}" in chosen:
+                        score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
+        return score, None
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, indices: npt.NDArray[np.intp]
+    ) -> IntArray:
+        """Zero everywhere for a pod without claims to allocate (every pod reaches Score: upstream
+        has no PreScore here); per node otherwise."""
+        out = np.zeros(len(indices), dtype=np.int64)
+        s = self._state(state)
+        if s is None or not s.node_allocations or not self.features.prioritized_list:
+            return out
+        infos = snapshot.node_infos
+        for k, i in enumerate(indices):
+            out[k] = self.score(state, pod, infos[int(i)])[0]
+        return out
+
+    def score_extensions(self) -> DynamicResources:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    def normalize_score_batch(
+        self, state: CycleState, pod: PodInfo, scores: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        return default_normalize_score_batch(scores, False)
+
+    # -- Reserve / Unreserve -------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s = self._state(state)
+        if s is None:
+            return _error(f'reading "{STATE_KEY}" from cycleState: not found')
+        pending = [i for i, c in enumerate(s.claims) if allocation_of(c) is None]
+        if not pending or s.allocator is None or self._tracker is None:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if not allocations:
+            return _error("claim allocation not found for node")
+        if len(allocations) != len(pending):
+            return _error(
+                f"internal error, have {len(allocations)} allocations, {len(pending)} claims to allocate, "
+                f"want {len(pending)} claims"
+            )
+        for allocation, index in zip(allocations, pending, strict=True):
+            s.informations[index].allocation = allocation
+            claim = s.claims[index]
+            md = dict(as_map(claim.get("metadata")))
+            finalizers = [f for f in as_list(md.get("finalizers")) if isinstance(f, str)]
+            md["finalizers"] = finalizers if FINALIZER in finalizers else [*finalizers, FINALIZER]
+            allocated = {**claim, "metadata": md, "status": {**as_map(claim.get("status")), "allocation": allocation}}
+            self._tracker.signal_claim_pending_allocation(claim_uid(claim), allocated)
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        s = self._state(state)
+        if s is None or self._tracker is None or self.handle is None:
+            return
+        for claim in s.claims:
+            md = as_map(claim.get("metadata"))
+            if self._tracker.maybe_remove_claim_pending_allocation(claim_uid(claim), False):
+                self._tracker.assumed_claim_restore(str(md.get("namespace") or ""), str(md.get("name") or ""))
+            if allocation_of(claim) is not None and is_reserved_for_pod(pod.pod, claim):
+                status = dict(as_map(claim.get("status")))
+                status["reservedFor"] = [
+                    r for r in as_list(status.get("reservedFor")) if as_map(r).get("uid") != pod.uid
+                ]
+                try:
+                    self.handle.client().update_object_status(claim, status)
+                except Exception:  # upstream logs the failed patch and goes on
+                    continue
+
+    # -- PreBind -------------------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s = self._state(state)
+        if s is None:
+            return _error(f'reading "{STATE_KEY}" from cycleState: not found')
+        return Status(Code.SKIP) if not s.claims else None
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s = self._state(state)
+        if s is None:
+            return _error(f'reading "{STATE_KEY}" from cycleState: not found')
+        bound: list[int] = []
+        for index, claim in enumerate(s.claims):
+            if is_reserved_for_pod(pod.pod, claim):
+                continue
+            try:
+                s.claims[index] = self._bind_claim(s, index, pod)
+            except _BindError as e:
+                return _error(str(e))
+            bound.append(index)
+        if self._tracker is not None:
+            for index in bound:
+                if s.informations[index].allocation is not None:
+                    self._tracker.maybe_remove_claim_pending_allocation(claim_uid(s.claims[index]), True)
+        return None
+
+    def _bind_claim(self, s: StateData, index: int, pod: PodInfo) -> JSONObj:
+        """Upstream ``bindClaim``: add the allocation (with the finalizer first) and the pod's
+        reservation, re-reading the claim after a conflict, at most five times."""
+        assert self.handle is not None and self._tracker is not None
+        client = self.handle.client()
+        claim = s.claims[index]
+        allocation = s.informations[index].allocation
+        ref = claim_ref(claim)
+        last: Exception | None = None
+        what = "add allocation and reservation to" if allocation is not None else "add reservation to"
+        md = as_map(claim.get("metadata"))
+        namespace, name = str(md.get("namespace") or ""), str(md.get("name") or "")
+        for _ in range(_BIND_ATTEMPTS):
+            # Our clients write status unconditionally; the API server would refuse a stale copy
+            # (409) and RetryOnConflict re-reads it: do the same when the store has moved on.
+            current = client.get_object(API_VERSION, "ResourceClaim", namespace, name)
+            if current is None:
+                raise _BindError(f'{what} claim {ref}: resourceclaims.resource.k8s.io "{name}" not found')
+            if _resource_version(current) != _resource_version(claim):
+                claim = current
+            if as_map(claim.get("metadata")).get("deletionTimestamp"):
+                raise _BindError(f"claim {ref} got deleted in the meantime")
+            status = dict(as_map(claim.get("status")))
+            try:
+                if allocation is not None:
+                    if allocation_of(claim) is not None:
+                        raise _BindError(f"claim {ref} got allocated elsewhere in the meantime")
+                    finalizers = list(as_list(as_map(claim.get("metadata")).get("finalizers")))
+                    if FINALIZER not in finalizers:
+                        md = {**as_map(claim.get("metadata")), "finalizers": [*finalizers, FINALIZER]}
+                        try:
+                            claim = client.update_object({**claim, "metadata": md})
+                        except ObjectConflictError:
+                            raise
+                        except Exception as e:
+                            raise _BindError(f"add finalizer to claim {ref}: {e}") from e
+                    status["allocation"] = dict(allocation)
+                reserved = status.get("reservedFor")
+                status["reservedFor"] = [*(reserved if isinstance(reserved, list) else []), _pod_ref(pod)]
+                if self.features.device_binding_and_status:
+                    alloc = status.get("allocation")
+                    if not isinstance(alloc, Mapping):
+                        raise _BindError(f"claim {ref} got deallocated elsewhere in the meantime")
+                    if not alloc.get("allocationTimestamp"):
+                        status["allocation"] = {**alloc, "allocationTimestamp": self._now()}
+                try:
+                    client.update_object_status(claim, status)
+                except ObjectConflictError:
+                    raise
+                except Exception as e:
+                    raise _BindError(f"{what} claim {ref}: {e}") from e
+            except ObjectConflictError as e:
+                last = e
+                continue
+            written = {**claim, "status": status}
+            self._tracker.assume_claim_after_api_call(written, claim)
+            return written
+        raise _BindError(f"{what} claim {ref}: {last}")
+
+    def _now(self) -> str:
+        """metav1.Now() as RFC 3339 (seconds), from the handle's clock."""
+        now = self.handle.clock.now() if self.handle is not None else time.time()
+        return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _resource_version(obj: JSONObj) -> str:
+    return str(as_map(obj.get("metadata")).get("resourceVersion") or "")
+
+
+class _BindError(Exception):
+    """A claim could not be bound: PreBind's Error, with upstream's message."""
