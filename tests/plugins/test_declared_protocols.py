@@ -43,7 +43,7 @@ CLASSES = [spec.factory for spec in default_registry(entry_points=False).values(
 
 
 def test_every_in_tree_plugin_is_a_class() -> None:
-    assert len(CLASSES) == len(default_registry(entry_points=False)) == 26
+    assert len(CLASSES) == len(default_registry(entry_points=False)) == 27
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)

@@ -50,7 +50,7 @@ from kubesched.plugins.dynamicresources.allocated_devices import allocated_state
 from kubesched.plugins.dynamicresources.plugin import STATE_KEY, StateData
 from kubesched.testing import FakeHandle
 
-NVLINK = "gpu.example.com/nvlinkDomain"
+NVLINK = f"{DRIVER}/nvlinkDomain"  # an unqualified attribute is in the driver's domain
 
 
 def gpus(domains: list[str]) -> list[dict[str, Any]]:

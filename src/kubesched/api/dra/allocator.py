@@ -23,7 +23,7 @@ from typing import Any
 from kubesched.api.nodeaffinity import NodeSelector
 
 from .cel import CELCache, CELError, device_variable
-from .structured import AllocatedState, AllocationError, DeviceClassLister, DeviceID, Features
+from .types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, Features
 
 __all__ = ["StableAllocator", "gather_allocated_state"]
 

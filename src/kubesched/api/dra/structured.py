@@ -8,11 +8,12 @@ The API the DynamicResources plugin imports (names as upstream's): ``new_allocat
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Protocol
 
+from kubesched.api.dra.allocator import StableAllocator
+from kubesched.api.dra.allocator import gather_allocated_state as _gather
 from kubesched.api.dra.cel import CELCache
+from kubesched.api.dra.types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, Features
 
 __all__ = [
     "AllocatedState",
@@ -25,43 +26,6 @@ __all__ = [
     "gather_allocated_state",
     "new_allocator",
 ]
-
-DeviceID = tuple[str, str, str]
-"""(driver, pool, device): upstream structured.DeviceID."""
-
-SharedDeviceID = tuple[str, str, str, str]
-"""(driver, pool, device, share id): upstream structured.SharedDeviceID."""
-
-
-@dataclass(frozen=True)
-class Features:
-    """Upstream structured.Features: which optional parts of the API the allocator honours."""
-
-    admin_access: bool = True
-    prioritized_list: bool = True
-    partitionable_devices: bool = False
-    device_taints: bool = False
-    device_binding_and_status: bool = False
-    consumable_capacity: bool = False
-
-
-@dataclass
-class AllocatedState:
-    """Upstream structured.AllocatedState: devices other claims hold."""
-
-    allocated_devices: set[DeviceID]
-    allocated_shared_device_ids: set[SharedDeviceID] = field(default_factory=set)
-    aggregated_capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
-
-
-class DeviceClassLister(Protocol):
-    """Looks up a DeviceClass by name (None when it does not exist)."""
-
-    def get(self, name: str) -> Mapping[str, Any] | None: ...
-
-
-class AllocationError(Exception):
-    """A real error (bad CEL, missing class, ...), with upstream's message; not 'does not fit'."""
 
 
 class Allocator(Protocol):
@@ -80,13 +44,9 @@ def new_allocator(
     cel_cache: CELCache,
 ) -> Allocator:
     """Upstream structured.NewAllocator."""
-    from kubesched.api.dra.allocator import StableAllocator
-
     return StableAllocator(features, allocated_state, classes, slices, cel_cache)
 
 
 def gather_allocated_state(claims: Iterable[Mapping[str, Any]]) -> AllocatedState:
     """Devices in status.allocation of allocated claims; admin-access results do not count."""
-    from kubesched.api.dra.allocator import gather_allocated_state as gather
-
-    return gather(claims)
+    return _gather(claims)

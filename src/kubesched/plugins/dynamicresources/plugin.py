@@ -70,6 +70,7 @@ from kubesched.framework.interfaces import (
     PreEnqueuePlugin,
     PreFilterPlugin,
     ReservePlugin,
+    ScoreExtensions,
 )
 from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
@@ -182,6 +183,7 @@ class DynamicResources(
     FilterPlugin,
     PostFilterPlugin,
     BatchScorePlugin,
+    ScoreExtensions,
     ReservePlugin,
     PreBindPreFlightPlugin,
 ):
