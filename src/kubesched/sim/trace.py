@@ -106,7 +106,8 @@ def replay_config(
             },
             "pluginConfig": [{"name": NAME, "args": {
                 "scoringPolicy": canonical_policy(policy),
-                "typicalPods": typical_pods,
+                # FGDOnline learns the mix from the pods it sees: it is not handed the trace's
+                "typicalPods": [] if canonical_policy(policy) == "FGDOnline" else typical_pods,
             }}],
         }],
     }
