@@ -97,8 +97,13 @@ def test_batch_scores_are_recomputed_when_the_mix_changes() -> None:
 
 
 def gpu_node(name: str) -> dict[str, Any]:
-    node: dict[str, Any] = make_node(name).capacity(cpu="64", memory="512Gi").res(
-        {RESOURCE_GPU: 2, RESOURCE_GPU_MILLI: 2000}).label(LABEL_GPU_PRODUCT, "A100").obj()
+    node: dict[str, Any] = (
+        make_node(name)
+        .capacity(cpu="64", memory="512Gi")
+        .res({RESOURCE_GPU: 2, RESOURCE_GPU_MILLI: 2000})
+        .label(LABEL_GPU_PRODUCT, "A100")
+        .obj()
+    )
     return node
 
 
@@ -143,16 +148,38 @@ def test_framework_replay_equals_standalone_replay(small_trace: Trace, seed: int
 
 def test_cli_selects_fgdonline(tmp_path: Path, small_trace: Trace) -> None:
     nodes = tmp_path / "nodes.csv"
-    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
-        f"{n.name},{n.cpu_milli},{n.memory_mib},{n.gpu},{n.model}\n" for n in small_trace.nodes))
+    nodes.write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\n"
+        + "".join(f"{n.name},{n.cpu_milli},{n.memory_mib},{n.gpu},{n.model}\n" for n in small_trace.nodes)
+    )
     pods = tmp_path / "pods.csv"
-    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n" + "".join(
-        f"{p.name},{p.cpu_milli},{p.memory_mib},{p.gpu_count},{p.gpu_milli},{'|'.join(p.gpu_spec)}\n"
-        for p in small_trace.pods))
+    pods.write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+        + "".join(
+            f"{p.name},{p.cpu_milli},{p.memory_mib},{p.gpu_count},{p.gpu_milli},{'|'.join(p.gpu_spec)}\n"
+            for p in small_trace.pods
+        )
+    )
     out = []
     for extra in ([], ["--standalone"]):
-        result = CliRunner().invoke(cli, ["trace", "alibaba-gpu", "--nodes", str(nodes), "--pods", str(pods),
-                                          "--policy", "fgdonline", "--seed", "42", "-o", "json", *extra])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "trace",
+                "alibaba-gpu",
+                "--nodes",
+                str(nodes),
+                "--pods",
+                str(pods),
+                "--policy",
+                "fgdonline",
+                "--seed",
+                "42",
+                "-o",
+                "json",
+                *extra,
+            ],
+        )
         assert result.exit_code == 0, result.output
         out.append(json.loads(result.output))
     assert out[0]["policy"] == "FGDOnline"
@@ -163,8 +190,10 @@ def test_cli_selects_fgdonline(tmp_path: Path, small_trace: Trace) -> None:
 
 @pytest.mark.slow
 def test_ten_seed_mean_at_130_percent(default_trace: Trace) -> None:
-    per_seed = {s: float(replay(default_trace, "FGDOnline", s, track_fragmentation=False).allocation_curve()[130])
-                for s in SEEDS}
+    per_seed = {
+        s: float(replay(default_trace, "FGDOnline", s, track_fragmentation=False).allocation_curve()[130])
+        for s in SEEDS
+    }
     fgd = [float(replay(default_trace, "FGD", s, track_fragmentation=False).allocation_curve()[130]) for s in SEEDS]
     assert round(float(np.mean(fgd)), 2) == FGD_PUBLISHED_MEAN_AT_130
     assert float(np.mean(list(per_seed.values()))) == pytest.approx(FGD_ONLINE_MEAN_AT_130, abs=0.01), per_seed
