@@ -251,7 +251,7 @@ def test_summary_of_one_run_is_the_run() -> None:
 
 def test_cli_table_fits_80_columns_with_every_number(tmp_path: Path) -> None:
     """Issue 16: at 120 columns the old table (a column per arrived level) elided every number; now
-    a row per level and a column per policy: the seven policies fit 80 columns, numbers whole."""
+    a row per level and a column per policy: the eight policies fit 80 columns, numbers whole."""
     import re
 
     from rich.console import Console
@@ -263,7 +263,7 @@ def test_cli_table_fits_80_columns_with_every_number(tmp_path: Path) -> None:
                                       "--policy", "all", "--seed", "1", "-o", "json"])
     assert result.exit_code == 0, result.output
     summaries = json.loads(result.stdout)
-    assert len(summaries) == 7
+    assert len(summaries) == 8
     console = Console(width=80, record=True, file=io.StringIO())
     console.print(tr.table_of(summaries, nodes=2))
     text = console.export_text()

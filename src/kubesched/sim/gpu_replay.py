@@ -18,6 +18,7 @@ import numpy as np
 
 from kubesched.plugins.gpu.cluster import ClusterGpuState, IntArray
 from kubesched.plugins.gpu.factory import make_policy
+from kubesched.plugins.gpu.fgdonline import FgdOnline
 from kubesched.plugins.gpu.frag import FloatArray, TypicalPods
 from kubesched.plugins.gpu.policies import Fgd
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
@@ -158,7 +159,8 @@ def replay_arrival(arr: Arrival, policy: str, *, track_fragmentation: bool = Tru
 
     typical = TypicalPods.from_shapes(shape_of(p) for p in trace.pods)
     engine = make_policy(policy, typical=typical, rng=arr.rng)
-    tracker = engine if isinstance(engine, Fgd) else Fgd(typical)
+    # fragmentation is measured against the trace's mix, whatever the policy learns
+    tracker = engine if isinstance(engine, Fgd) and not isinstance(engine, FgdOnline) else Fgd(typical)
     sequence = [shape_of(p) for p in arr.sequence]
     n = len(sequence)
     arrived = np.zeros(n, dtype=np.int64)
@@ -175,6 +177,7 @@ def replay_arrival(arr: Arrival, policy: str, *, track_fragmentation: bool = Tru
     for e, pod in enumerate(sequence):
         total_arrived += pod.total_gpu_milli
         arrived[e] = total_arrived
+        engine.observe(pod)
         nodes = np.flatnonzero(cluster.feasible(pod))
         if len(nodes) == 0:
             failed += 1

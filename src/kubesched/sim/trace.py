@@ -106,7 +106,8 @@ def replay_config(
             },
             "pluginConfig": [{"name": NAME, "args": {
                 "scoringPolicy": canonical_policy(policy),
-                "typicalPods": typical_pods,
+                # FGDOnline learns the mix from the pods it sees: it is not handed the trace's
+                "typicalPods": [] if canonical_policy(policy) == "FGDOnline" else typical_pods,
             }}],
         }],
     }
@@ -389,7 +390,10 @@ def table(runs: Sequence[PolicyRuns], nodes: int, points: Sequence[int] = REPORT
 
 def table_of(found: Sequence[dict[str, Any]], nodes: int, points: Sequence[int] = REPORT_POINTS) -> Table:
     """:func:`table` from the policies' summaries (the ``-o json`` documents)."""
-    t = Table(title=f"GPU allocation ratio (%) vs arrived workload — {nodes} nodes", title_justify="left")
+    # eight policies (``--policy all``) fit 80 columns with every number only without cell padding
+    padding = (0, 0) if len(found) > 7 else (0, 1)
+    t = Table(title=f"GPU allocation ratio (%) vs arrived workload — {nodes} nodes", title_justify="left",
+              padding=padding)
     t.add_column("arrived", justify="right", no_wrap=True)
     bound = found[0].get("bound") if found else None  # with --bound (kubesched.sim.trace_gap)
     for s in found:

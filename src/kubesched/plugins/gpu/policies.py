@@ -110,6 +110,11 @@ class Policy(ABC):
 
     name: ClassVar[str]
 
+    def observe(self, pod: PodShape) -> None:
+        """Told of every pod once, before it is scheduled: policies that learn the workload online
+        (FGDOnline) count it; the others ignore it."""
+        return None
+
     def pre_score(self, nodes: Sequence[NodeGpuState], pod: PodShape) -> object | None:
         """Per-cycle state computed once over the feasible nodes (PreScore); most policies need none."""
         return None

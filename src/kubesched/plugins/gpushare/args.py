@@ -43,7 +43,8 @@ class TypicalPodArgs:
 class GpuShareArgs:
     """``pluginConfig`` args of GpuShare.
 
-    ``scoringPolicy``: Random, DotProd, GpuClustering, GpuPacking, BestFit (default), FGD or FGDPlus.
+    ``scoringPolicy``: Random, DotProd, GpuClustering, GpuPacking, BestFit (default), FGD, FGDPlus or
+    FGDOnline (FGDPlus learning the mix from the pods it sees: ``typicalPods`` are ignored).
     ``topologyPolicy``: none, prefer-packed (default) or require-single-group.
     ``typicalPods``: FGD's workload (required for FGD); ``typicalPodsCoverage`` the percentage of
     pods the most popular types must cover (95, as the paper). ``randomSeed`` seeds Random.

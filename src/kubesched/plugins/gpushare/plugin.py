@@ -102,6 +102,10 @@ def _clamp(scores: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.minimum(np.maximum(scores, MIN_NODE_SCORE), MAX_NODE_SCORE)
 
 
+#: Pod UIDs remembered by :meth:`GpuShare._observe` before the set is cleared (bounds memory).
+_OBSERVED_LIMIT = 1 << 20
+
+
 class GpuShare(
     EnqueueExtensions,
     PreFilterPlugin,
@@ -126,7 +130,10 @@ class GpuShare(
         #: The random stream of the Random policy (a run's Go stream in trace replays).
         self.rng = rng if rng is not None else GoRand(self.args.random_seed)
         typical = self.args.typical() if self.args.typical_pods else None
-        self.policy: Policy = make_policy(self.args.scoring_policy, typical=typical, rng=self.rng)
+        self.policy: Policy = make_policy(self.args.scoring_policy, typical=typical, rng=self.rng,
+                                          coverage=self.args.typical_pods_coverage)
+        #: UIDs of the pods already shown to the policy (a retried pod is counted once).
+        self._observed: set[str] = set()
         self.topology_policy = self.args.topology_policy
         self.gpus = SnapshotGpuState(nrt=self._list_topologies)
         self._normalizes = type(self.policy).normalize is not Policy.normalize
@@ -156,6 +163,16 @@ class GpuShare(
         """Whether the topology policy applies: several whole GPUs and a policy other than none."""
         return shape.gpu_count > 1 and self.topology_policy != TOPOLOGY_NONE
 
+    def _observe(self, uid: str, shape: PodShape) -> None:
+        """Show the policy each pod once (FGDOnline learns the workload mix from them). The set of
+        UIDs is forgotten past ``_OBSERVED_LIMIT`` pods: a pod retried after that counts twice."""
+        if uid in self._observed:
+            return
+        if len(self._observed) >= _OBSERVED_LIMIT:
+            self._observed.clear()
+        self._observed.add(uid)
+        self.policy.observe(shape)
+
     # ---- PreFilter -------------------------------------------------------------------------------
 
     def pre_filter(
@@ -167,6 +184,7 @@ class GpuShare(
         except GpuRequestError as err:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(shape))
+        self._observe(pod.uid, shape)
         if not shape.wants_gpu:
             return None, Status(Code.SKIP)
         if self._packs(shape):
