@@ -98,3 +98,22 @@ def test_not_objects() -> None:
         [],
         [("spec.gpus", "must be an object, got 8")],
     )
+
+
+def test_a_bad_gpu_node_in_a_manifest_is_one_line_with_file_and_field(tmp_path: Any) -> None:
+    from kubesched.sim.manifests import ManifestError, load_manifests
+
+    path = tmp_path / "nodes.yaml"
+    path.write_text(
+        "apiVersion: sim.kubesched.io/v1alpha1\nkind: GPUNode\nmetadata: {name: g}\n"
+        "spec:\n  cpu: '8'\n  memory: 64Gi\n  gpus: {model: A100, count: 0}\n"
+    )
+    with pytest.raises(ManifestError) as err:
+        load_manifests([path])
+    assert err.value.errors == [
+        f"{path}:7: document 1 (GPUNode g): spec.gpus.count: must be an integer in [1, 128], got 0"
+    ]
+    path.write_text(path.read_text().replace("count: 0", "count: 2"))
+    objects = load_manifests([path])
+    assert [n["metadata"]["name"] for n in objects.nodes] == ["g"]
+    assert [s["metadata"]["name"] for s in objects.of_kind("ResourceSlice")] == ["g-gpu.nvidia.com"]

@@ -57,6 +57,9 @@ class SimCluster:
         self.object_watchers: list[Callable[[str, dict[str, Any] | None, dict[str, Any]], None]] = []
         #: Simulated controllers that act on a new pod before the scheduler sees it.
         self.pod_created_hooks: list[Callable[[dict[str, Any]], None]] = []
+        #: Called with a pod after it left the cluster (deleted or completed), for the simulated
+        #: resourceclaim controller (:mod:`kubesched.sim.claim_controller`).
+        self.pod_removed_hooks: list[Callable[[Mapping[str, Any]], None]] = []
 
     def add_event_handlers(self, handlers: EventHandlers) -> None:
         self.handlers = handlers
@@ -131,6 +134,17 @@ class SimCluster:
         if cur is None:
             return
         new = {**cur, "status": dict(status)}
+        if av.startswith("resource.k8s.io/"):
+            # A claim's allocation is a watched change like any other: a new resourceVersion and
+            # an event (as the API server's watch reports it), so waiting pods are requeued.
+            self._rv += 1
+            new["metadata"] = {**(cur.get("metadata") or {}), "resourceVersion": str(self._rv)}
+            store[_key(obj)] = new
+            if self.handlers is not None:
+                self._s.on_object_event(kind, ActionType.UPDATE_OTHER, cur, new)
+            for watcher in list(self.object_watchers):
+                watcher(kind, cur, new)
+            return
         store[_key(obj)] = new
 
     def store_object(self, api_version: str, kind: str, obj: dict[str, Any]) -> None:
@@ -263,6 +277,8 @@ class SimCluster:
         h = self.history[key]
         h["deletedAt"], h["deletedReason"] = self.clock.now(), reason
         self._s.on_pod_delete(cur)
+        for hook in list(self.pod_removed_hooks):
+            hook(cur)
 
     def delete_pod(self, pod: Mapping[str, Any], reason: str = "") -> None:
         if _key(pod) not in self.pods:

@@ -20,6 +20,7 @@ SUMMARIES = {
     "tenants": "tenants on dedicated nodes, elastic quotas with borrowing and reclaim",
     "fair-share": "fair share between tenants in the queue (dominant resource share)",
     "gpu": "GPU topology (NVLink groups, NUMA) and GPU sharing with FGD scoring",
+    "gpu-dra": "GPUs claimed through DRA (ResourceClaims, NVLink constraints), placed by DRAGpuScore",
     "gang": "gangs that start whole or not at all (PodGroups, Coscheduling)",
     "volumes": "StatefulSets on local disks, volumes provisioned where their class allows",
     "plugins": "an out-of-tree plugin: its package, a custom main and its configuration",

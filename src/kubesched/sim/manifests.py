@@ -58,10 +58,16 @@ import yaml
 from kubesched.api.objects_validation import validate_node, validate_pod
 from kubesched.api.storage_validation import STORAGE_KINDS, validate_storage_object
 from kubesched.api.yamlsafe import YAMLInputError, load_yaml_documents, read_text_file
+from kubesched.sim.gpu_node_shape import API_VERSION as GPU_NODE_API_VERSION
+from kubesched.sim.gpu_node_shape import KIND as GPU_NODE_KIND
+from kubesched.sim.gpu_node_shape import expand_gpu_node
 from kubesched.sim.timeparse import parse_rfc3339, parse_sim_duration
 from kubesched.sim.timeparse import parse_time_or_offset as _parse_time_or_offset
 
 ARRIVAL_ANNOTATION = "sim.kubesched.io/arrival"
+#: The resource.k8s.io kinds of Dynamic Resource Allocation the simulator reads.
+DRA_API_VERSION = "resource.k8s.io/v1"
+DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 DURATION_ANNOTATION = "sim.kubesched.io/duration"
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -78,12 +84,14 @@ _BUILTIN_VERSIONS = {
     "PriorityClass": ("scheduling.k8s.io/v1",),
     "PodDisruptionBudget": ("policy/v1",),
     **{kind: (version,) for kind, (version, _, _) in STORAGE_KINDS.items()},
+    **{kind: (DRA_API_VERSION,) for kind in DRA_KINDS},
+    GPU_NODE_KIND: (GPU_NODE_API_VERSION,),
 }
 #: Kinds without a namespace (every other kind is namespaced, "default" when not given).
 _CLUSTER_SCOPED = frozenset({
     "Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
     "NodeResourceTopology", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "RuntimeClass",
-    "VolumeAttachment",
+    "VolumeAttachment", "DeviceClass", "ResourceSlice", "DeviceTaintRule", GPU_NODE_KIND,
 })
 #: Resource names for the API server's ``<resource> "<name>" ...`` messages.
 _RESOURCES = {
@@ -97,6 +105,10 @@ _RESOURCES = {
     "CSIDriver": "csidrivers.storage.k8s.io",
     "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
     "VolumeAttachment": "volumeattachments.storage.k8s.io",
+    "DeviceClass": "deviceclasses.resource.k8s.io",
+    "ResourceSlice": "resourceslices.resource.k8s.io",
+    "ResourceClaim": "resourceclaims.resource.k8s.io",
+    "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
 }
 #: core.PreemptLowerPriority, core.PreemptNever, in ValidatePreemptionPolicy's order.
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
@@ -391,6 +403,16 @@ class _Loader:
             self.check_pod(ref, obj)
         elif ref.kind in STORAGE_KINDS:
             self.check_storage(ref, obj)
+        if len(self.problems) == before and ref.kind == GPU_NODE_KIND:
+            expanded, problems = expand_gpu_node(obj)
+            for path, message in problems:
+                self.problem(ref, path, message)
+            for part in expanded:
+                part_ref = _Ref(ref.source, ref.doc, ref.item)
+                part_ref.kind, part_ref.name = part["kind"], part["metadata"]["name"]
+                self.check_duplicate(part_ref, part)
+                self.objects.append((part_ref, part))
+            return
         if len(self.problems) == before:
             self.check_duplicate(ref, obj)
             self.objects.append((ref, obj))

@@ -26,7 +26,7 @@ from kubesched.framework.clock import VirtualClock
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import TIE_BREAK_RANDOM, Scheduler
 from kubesched.scheduler.story import PodStories
-from kubesched.sim import pv_controller
+from kubesched.sim import claim_controller, pv_controller
 from kubesched.sim.cluster import SimCluster
 
 #: The default start of the virtual clock: 2026-01-01T00:00:00Z (documented in the CLI help).
@@ -159,6 +159,7 @@ def new_simulation(
     cluster = cluster_factory(clock)
     if isinstance(cluster, SimCluster):
         pv_controller.install(cluster)  # binds and provisions claims, as kube-controller-manager
+        claim_controller.install(cluster)  # DRA claims from templates, as kube-controller-manager
     sched = Scheduler(
         config, registry, cluster, clock, seed=seed, tie_break=tie_break, feature_gates=feature_gates
     )
