@@ -23,7 +23,7 @@ from typing import Any
 from kubesched.api.nodeaffinity import NodeSelector
 
 from .cel import CELCache, CELError, device_variable
-from .types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, Features
+from .types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, FailedAllocationOnNode, Features
 
 __all__ = ["StableAllocator", "gather_allocated_state"]
 
@@ -47,10 +47,10 @@ class _Device:
     version: object
     node_local: str = ""
     selector: Mapping[str, Any] | None = None
-    _var: dict[str, Any] | None = None
+    _var: Any = None
 
     @property
-    def variable(self) -> dict[str, Any]:
+    def variable(self) -> Any:
         if self._var is None:
             self._var = device_variable(self.key[0], self.data)
         return self._var
@@ -78,6 +78,8 @@ class _Pool:
     slice_count: int
     slices: int = 0
     devices: list[_Device] = field(default_factory=list)
+    #: Why the pool cannot be used (a device name twice at the newest generation).
+    invalid: str = ""
 
     @property
     def incomplete(self) -> bool:
@@ -140,6 +142,12 @@ def _gather_pools(slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any] |
             current.devices.append(
                 _Device((driver, pool_name, d["name"]), d, version, node_local=dev_local, selector=dev_selector)
             )
+    for gathered in pools.values():
+        seen: set[str] = set()
+        for device in gathered.devices:
+            if device.key[2] in seen:
+                gathered.invalid = f"duplicate device name {device.key[2]}"
+            seen.add(device.key[2])
     return [pools[k] for k in sorted(pools)]
 
 
@@ -148,6 +156,7 @@ class _Request:
     """One request (or the subrequest chosen for it) of one claim."""
 
     claim: int
+    claim_ref: str
     name: str
     parent: str
     class_name: str
@@ -182,6 +191,12 @@ def _cel_expressions(selectors: object, where: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _kobj(md: Mapping[str, Any]) -> str:
+    """klog.KObj's text: ``namespace/name``, or ``name`` without a namespace."""
+    ns, name = md.get("namespace"), md.get("name")
+    return f"{ns}/{name}" if ns else str(name or "")
+
+
 class StableAllocator:
     """upstream ``internal/stable.Allocator`` for the features in :class:`Features`' defaults."""
 
@@ -203,7 +218,9 @@ class StableAllocator:
 
     def _class(self, claim_ref: str, request: str, name: object) -> tuple[str, tuple[str, ...], Mapping[str, Any]]:
         if not isinstance(name, str) or not name:
-            raise AllocationError(f"claim {claim_ref}, request {request}: missing device class name")
+            raise AllocationError(
+                f"claim {claim_ref}, request {request}: missing device class name (unsupported request type?)"
+            )
         cls = self.classes.get(name)
         if cls is None:
             raise AllocationError(f"claim {claim_ref}, request {request}: could not retrieve device class {name}")
@@ -228,6 +245,7 @@ class StableAllocator:
             raise AllocationError(f"claim {claim_ref}, request {name}: unsupported count mode {mode}")
         return _Request(
             claim=claim_index,
+            claim_ref=claim_ref,
             name=name,
             parent=parent,
             class_name=cls_name,
@@ -244,7 +262,7 @@ class StableAllocator:
         constraints: list[_Constraint] = []
         for ci, claim in enumerate(claims):
             md = _map(claim.get("metadata"))
-            ref = f"{md.get('namespace', '')}/{md.get('name', '')}"
+            ref = _kobj(md)
             devices = _map(_map(claim.get("spec")).get("devices"))
             for r in _list(devices.get("requests")):
                 r = _map(r)
@@ -280,26 +298,39 @@ class StableAllocator:
     # -- search ----------------------------------------------------------------------------------
 
     def _selected(self, req: _Request, dev: _Device) -> bool:
-        try:
-            for expr in (*req.class_selectors, *req.selectors):
-                if not self.cel.matches(expr, (dev.key, dev.version), dev.variable):
-                    return False
-        except CELError as err:
-            raise AllocationError(f"class {req.class_name}: selector #0: CEL {err}") from None
+        """The class's selectors, then the request's (upstream ``isSelectable``)."""
+        if dev.data.get("consumesCounters") and not self.features.partitionable_devices:
+            return False  # a partition of a device: only with DRAPartitionableDevices
+        for owner, exprs in (
+            (f"class {req.class_name}", req.class_selectors),
+            (f"claim {req.claim_ref}", req.selectors),
+        ):
+            for i, expr in enumerate(exprs):
+                try:
+                    if not self.cel.matches(expr, (dev.key, dev.version), dev.variable):
+                        return False
+                except CELError as err:
+                    raise AllocationError(f"{owner}: selector #{i}: CEL {err}") from None
         return True
 
     def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         options, constraints = self._requests(claims)
         pools = _gather_pools(self.slices, node)
-        devices = [d for p in pools if not p.incomplete for d in p.devices]
+        # Pools being updated (not every slice of the newest generation seen) and invalid pools
+        # give no devices, as upstream's search skips them.
+        devices = [d for p in pools if not p.incomplete and not p.invalid for d in p.devices]
         incomplete = [p for p in pools if p.incomplete]
-        picked: dict[DeviceID, _Request] = {}
+        #: Devices taken in this search, with the claims that took them (upstream allocatingDevices).
+        picked: dict[DeviceID, set[int]] = {}
         order: list[tuple[_Request, _Device]] = []
 
         def free(dev: _Device, req: _Request) -> bool:
-            if dev.key in picked:
-                return False
-            return req.admin_access or dev.key not in self.allocated
+            """Admin access may share a device with other claims (and allocated ones), not within
+            its own claim; anything else needs a device nobody holds or is taking."""
+            takers = picked.get(dev.key, set())
+            if req.admin_access:
+                return req.claim not in takers
+            return not takers and dev.key not in self.allocated
 
         def fits_constraints(req: _Request, dev: _Device) -> list[_Constraint] | None:
             used = []
@@ -313,15 +344,15 @@ class StableAllocator:
             return used
 
         def take(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
-            picked[dev.key] = req
+            picked.setdefault(dev.key, set()).add(req.claim)
             order.append((req, dev))
             for c in used:
                 if c.users == 0:
                     c.value = dev.attribute(c.attribute)
                 c.users += 1
 
-        def give_back(dev: _Device, used: list[_Constraint]) -> None:
-            del picked[dev.key]
+        def give_back(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
+            picked[dev.key].discard(req.claim)
             order.pop()
             for c in used:
                 c.users -= 1
@@ -334,7 +365,7 @@ class StableAllocator:
                 if req.all_devices:
                     if incomplete:
                         raise AllocationError(
-                            f"claim {req.claim}, request {req.name}: asks for all devices, but resource pool "
+                            f"claim {req.claim_ref}, request {req.name}: asks for all devices, but resource pool "
                             f"{incomplete[0].driver}/{incomplete[0].name} is currently being updated"
                         )
                     if not candidates or not all(free(d, req) for d in candidates):
@@ -357,14 +388,22 @@ class StableAllocator:
                     continue
                 used = fits_constraints(req, dev)
                 if used is None:
+                    if req.all_devices:
+                        raise AllocationError(
+                            f"claim {req.claim_ref}, request {req.name}: cannot add device "
+                            f"{'/'.join(dev.key)} because a claim constraint would not be satisfied"
+                        )
                     continue
                 take(req, dev, used)
                 if pick(ri, req, candidates, need - 1, i + 1):
                     return True
-                give_back(dev, used)
+                give_back(req, dev, used)
             return False
 
         if not place(0):
+            if any(p.invalid for p in pools):
+                # Not fatal: other nodes may do; reported only if every node fails.
+                raise FailedAllocationOnNode("invalid resource pools were encountered")
             return []
         return self._results(claims, options, order, node)
 
@@ -378,7 +417,7 @@ class StableAllocator:
         out: list[dict[str, Any]] = []
         for ci, claim in enumerate(claims):
             results: list[dict[str, Any]] = []
-            local: set[str] = set()
+            local_first = ""
             selectors: list[Mapping[str, Any]] = []
             chosen: dict[str, _Request] = {}
             for req, dev in order:
@@ -395,7 +434,7 @@ class StableAllocator:
                     entry["adminAccess"] = True
                 results.append(entry)
                 if dev.node_local:
-                    local.add(dev.node_local)
+                    local_first = local_first or dev.node_local
                 elif dev.selector is not None:
                     selectors.append(dev.selector)
             config: list[dict[str, Any]] = []
@@ -413,16 +452,40 @@ class StableAllocator:
             if config:
                 devices["config"] = config
             allocation: dict[str, Any] = {"devices": devices}
-            if local:
-                allocation["nodeSelector"] = {
-                    "nodeSelectorTerms": [
-                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": sorted(local)}]}
-                    ]
-                }
-            elif selectors:
-                allocation["nodeSelector"] = dict(selectors[0])
+            selector = _node_selector(local_first, selectors)
+            if selector is not None:
+                allocation["nodeSelector"] = selector
             out.append(allocation)
         return out
+
+
+def _node_selector(node_name: str, selectors: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """upstream ``createNodeSelector``: a node-local device pins the claim to its node; otherwise
+    the requirements of the devices' one-term node selectors, each once, in one term; none when
+    every device is available everywhere."""
+    if node_name:
+        return {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]
+        }
+    fields: list[Any] = []
+    expressions: list[Any] = []
+    for sel in selectors:
+        terms = _list(sel.get("nodeSelectorTerms"))
+        if len(terms) > 1:
+            raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+        for raw in terms:
+            for key, into in (("matchFields", fields), ("matchExpressions", expressions)):
+                for req in _list(_map(raw).get(key)):
+                    if req not in into:
+                        into.append(req)
+    if not fields and not expressions:
+        return None
+    term: dict[str, Any] = {}
+    if fields:
+        term["matchFields"] = fields
+    if expressions:
+        term["matchExpressions"] = expressions
+    return {"nodeSelectorTerms": [term]}
 
 
 def gather_allocated_state(claims: Iterable[Mapping[str, Any]]) -> AllocatedState:

@@ -18,7 +18,8 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
-from celpy.adapter import json_to_cel
+
+from .cel_library import FUNCTIONS, Quantity, Semver
 
 __all__ = ["CELCache", "CELError", "device_variable"]
 
@@ -28,30 +29,55 @@ class CELError(Exception):
 
 
 def _value(attr: Mapping[str, Any]) -> Any:
-    for kind in ("string", "int", "bool", "version"):
-        if kind in attr:
-            return attr[kind]
+    if "string" in attr:
+        return celtypes.StringType(str(attr["string"]))
+    if "bool" in attr:
+        return celtypes.BoolType(bool(attr["bool"]))
+    if "int" in attr and isinstance(attr["int"], int):
+        return celtypes.IntType(attr["int"])
+    if "version" in attr:
+        try:
+            return Semver(str(attr["version"]))
+        except ValueError:
+            return None
     return None
 
 
-def device_variable(driver: str, device: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``device`` variable of upstream's environment for one device of a slice."""
+def _capacity(cap: Mapping[str, Any]) -> Quantity | None:
+    try:
+        return Quantity(str(cap.get("value", "")))
+    except ValueError:
+        return None
+
+
+def device_variable(driver: str, device: Mapping[str, Any]) -> celtypes.MapType:
+    """The ``device`` variable of upstream's environment for one device of a slice: attributes
+    by domain (an unqualified name is in the driver's), capacities as quantities, versions as
+    semantic versions."""
     attributes: dict[str, dict[str, Any]] = {}
     for name, attr in (device.get("attributes") or {}).items():
         domain, _, ident = str(name).rpartition("/")
-        if isinstance(attr, Mapping):
-            attributes.setdefault(domain or driver, {})[ident] = _value(attr)
+        value = _value(attr) if isinstance(attr, Mapping) else None
+        if value is not None:
+            attributes.setdefault(domain or driver, {})[ident] = value
     capacity: dict[str, dict[str, Any]] = {}
     for name, cap in (device.get("capacity") or {}).items():
         domain, _, ident = str(name).rpartition("/")
-        if isinstance(cap, Mapping):
-            capacity.setdefault(domain or driver, {})[ident] = str(cap.get("value", ""))
-    return {
-        "driver": driver,
-        "attributes": attributes,
-        "capacity": capacity,
-        "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False)),
-    }
+        q = _capacity(cap) if isinstance(cap, Mapping) else None
+        if q is not None:
+            capacity.setdefault(domain or driver, {})[ident] = q
+
+    def cel_map(m: Mapping[str, Any]) -> celtypes.MapType:
+        return celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
+
+    return cel_map(
+        {
+            "driver": celtypes.StringType(driver),
+            "attributes": cel_map({d: cel_map(v) for d, v in attributes.items()}),
+            "capacity": cel_map({d: cel_map(v) for d, v in capacity.items()}),
+            "allowMultipleAllocations": celtypes.BoolType(device.get("allowMultipleAllocations") is True),
+        }
+    )
 
 
 class CELCache:
@@ -71,7 +97,7 @@ class CELCache:
         prog = self._programs.get(expression)
         if prog is None:
             try:
-                prog = self._env.program(self._env.compile(expression))
+                prog = self._env.program(self._env.compile(expression), functions=FUNCTIONS)
             except Exception as err:  # celpy raises its own parse errors
                 message = f"compilation failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
                 self._errors[expression] = message
@@ -79,7 +105,7 @@ class CELCache:
             self._programs[expression] = prog
         return prog
 
-    def matches(self, expression: str, key: object, device: dict[str, Any]) -> bool:
+    def matches(self, expression: str, key: object, device: celtypes.MapType) -> bool:
         """Whether ``expression`` is true for ``device`` (``key`` identifies the device and its
         slice version for the cache). Raises CELError for a compile or runtime error, or a
         non-boolean result, as upstream fails the allocation then."""
@@ -87,7 +113,7 @@ class CELCache:
         if cached is None:
             prog = self._program(expression)
             try:
-                value = prog.evaluate({"device": json_to_cel(device)})
+                value = prog.evaluate({"device": device})
             except Exception as err:
                 cached = f"runtime error: {_first_line(err)}"
             else:

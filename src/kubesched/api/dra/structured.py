@@ -13,7 +13,14 @@ from typing import Any, Protocol
 from kubesched.api.dra.allocator import StableAllocator
 from kubesched.api.dra.allocator import gather_allocated_state as _gather
 from kubesched.api.dra.cel import CELCache
-from kubesched.api.dra.types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, Features
+from kubesched.api.dra.types import (
+    AllocatedState,
+    AllocationError,
+    DeviceClassLister,
+    DeviceID,
+    FailedAllocationOnNode,
+    Features,
+)
 
 __all__ = [
     "AllocatedState",
@@ -22,6 +29,7 @@ __all__ = [
     "CELCache",
     "DeviceClassLister",
     "DeviceID",
+    "FailedAllocationOnNode",
     "Features",
     "gather_allocated_state",
     "new_allocator",

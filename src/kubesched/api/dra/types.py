@@ -13,6 +13,7 @@ __all__ = [
     "AllocationError",
     "DeviceClassLister",
     "DeviceID",
+    "FailedAllocationOnNode",
     "Features",
     "SharedDeviceID",
 ]
@@ -54,3 +55,8 @@ class DeviceClassLister(Protocol):
 
 class AllocationError(Exception):
     """A real error (bad CEL, missing class, ...), with upstream's message; not 'does not fit'."""
+
+
+class FailedAllocationOnNode(AllocationError):
+    """Allocation failed on this node for a reason of the node's own slices (an invalid pool):
+    upstream's ``ErrFailedAllocationOnNode``, an Unschedulable status for the node, not an Error."""

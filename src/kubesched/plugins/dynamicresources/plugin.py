@@ -32,6 +32,7 @@ from kubesched.api.dra.structured import (
     AllocationError,
     Allocator,
     CELCache,
+    FailedAllocationOnNode,
     Features,
     new_allocator,
 )
@@ -377,6 +378,8 @@ class DynamicResources(
             started = time.monotonic()
             try:
                 allocations = s.allocator.allocate(node, pending)
+            except FailedAllocationOnNode as e:  # upstream ErrFailedAllocationOnNode: this node only
+                return Status(Code.UNSCHEDULABLE, str(e))
             except AllocationError as e:
                 return _error(str(e))
             except Exception as e:  # a bug in the allocator must not escape the cycle

@@ -1,0 +1,110 @@
+"""Upstream's allocator table (TestAllocator,
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/allocatortesting/allocator_testing.go,
+v1.37) as data (data/allocator_cases.yaml), run against kubesched.api.dra.structured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubesched.api.dra.structured import AllocatedState, AllocationError, CELCache, Features, new_allocator
+
+CASES: dict[str, dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "data" / "allocator_cases.yaml").read_text())
+
+
+class _Classes:
+    def __init__(self, classes: dict[str, str]) -> None:
+        self.classes = classes
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        driver = self.classes.get(name)
+        if driver is None:
+            return None
+        return {
+            "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+        }
+
+
+def _node(name: str) -> dict[str, Any]:
+    region = "region-1" if name == "node-1" else "region-2"
+    return {"metadata": {"name": name, "labels": {"region": region, "planet": "earth"}}}
+
+
+def _slice(row: list[Any]) -> dict[str, Any]:
+    name, node, pool, driver, devices, *rest = row
+    opts: dict[str, Any] = rest[0] if rest else {}
+    capacity = opts.get("capacity", {})
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": pool, "generation": opts.get("generation", 1), "resourceSliceCount": opts.get("count", 1)},
+            "devices": [
+                {"name": d, **({"capacity": {"memory": {"value": capacity[d]}}} if d in capacity else {})}
+                for d in devices
+            ],
+        },
+    }
+
+
+def _claim(spec: dict[str, Any]) -> dict[str, Any]:
+    requests = []
+    for r in spec["requests"]:
+        exactly: dict[str, Any] = {"deviceClassName": r["class"]}
+        if r.get("mode") == "All":
+            exactly["allocationMode"] = "All"
+        else:
+            exactly["allocationMode"] = "ExactCount"
+            exactly["count"] = r.get("count", 1)
+        if r.get("admin"):
+            exactly["adminAccess"] = True
+        if r.get("selectors"):
+            exactly["selectors"] = [{"cel": {"expression": e}} for e in r["selectors"]]
+        requests.append({"name": r["name"], "exactly": exactly})
+    return {"metadata": {"name": spec["name"]}, "spec": {"devices": {"requests": requests}}}
+
+
+def _results(allocations: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            " ".join([r["request"], r["driver"], r["pool"], r["device"]] + (["admin"] if r.get("adminAccess") else []))
+            for r in a["devices"]["results"]
+        ]
+        for a in allocations
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_allocator_table(name: str) -> None:
+    case = CASES[name]
+    allocated = {tuple(d.split()) for d in case.get("allocated", [])}
+    allocator = new_allocator(
+        Features(),
+        AllocatedState(allocated_devices=allocated),  # type: ignore[arg-type]
+        _Classes(case.get("classes", {"class-a": "driver-a"})),
+        [_slice(r) for r in case["slices"]],
+        CELCache(),
+    )
+    claims = [_claim(c) for c in case["claims"]]
+    node = _node(case.get("node", "node-1"))
+    if "error" in case:
+        with pytest.raises(AllocationError) as err:
+            allocator.allocate(node, claims)
+        assert case["error"] in str(err.value)
+        return
+    got = allocator.allocate(node, claims)
+    if case["expect"] is None:
+        assert got == [] or not claims
+        return
+    assert _results(got) == case["expect"]
+    for a in got:
+        assert a["nodeSelector"] == {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [case.get("node", "node-1")]}]}
+            ]
+        }
