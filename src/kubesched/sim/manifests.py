@@ -55,6 +55,8 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.dra_validation import DRA_KINDS as DRA_VALIDATORS
+from kubesched.api.dra_validation import apply_dra_defaults, validate_dra_object
 from kubesched.api.objects_validation import validate_node, validate_pod
 from kubesched.api.storage_validation import STORAGE_KINDS, validate_storage_object
 from kubesched.api.yamlsafe import YAMLInputError, load_yaml_documents, read_text_file
@@ -403,6 +405,13 @@ class _Loader:
             self.check_pod(ref, obj)
         elif ref.kind in STORAGE_KINDS:
             self.check_storage(ref, obj)
+        elif ref.kind in DRA_VALIDATORS and obj.get("apiVersion") == DRA_API_VERSION:
+            dra_problems = validate_dra_object(ref.kind, obj)
+            for problem in dra_problems:
+                path, message = _split_problem(problem)
+                self.problem(ref, path, message)
+            if not dra_problems:
+                apply_dra_defaults(ref.kind, obj)
         if len(self.problems) == before and ref.kind == GPU_NODE_KIND:
             expanded, problems = expand_gpu_node(obj)
             for path, message in problems:
