@@ -277,3 +277,54 @@ def test_gathered_state_skips_admin_access() -> None:
         {"status": {"allocation": "garbage"}},
     ]
     assert gather_allocated_state(claims).allocated_devices == {(DRIVER, "p", "a")}
+
+
+def _partitioned_slice() -> dict[str, Any]:
+    """One GPU of 80Gi shared by its partitions (KEP-4815): the whole GPU, or two 40Gi halves."""
+
+    def part(name: str, memory: str) -> dict[str, Any]:
+        return {"name": name, "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": memory}}}]}
+
+    return {
+        "metadata": {"name": "parts"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": "node-1",
+            "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+            "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}],
+            "devices": [part("half-a", "40Gi"), part("half-b", "40Gi"), part("whole", "80Gi")],
+        },
+    }
+
+
+def test_partitions_share_their_counters() -> None:
+    features = Features(partitionable_devices=True)
+
+    def allocate(claims: list[dict[str, Any]], allocated: set[Any] | None = None) -> list[dict[str, Any]]:
+        alloc = new_allocator(
+            features,
+            AllocatedState(allocated_devices=allocated or set()),
+            Classes(_class()),
+            [_partitioned_slice()],
+            CELCache(),
+        )
+        return alloc.allocate(NODE, claims)
+
+    assert _devices(allocate([_claim("c", _req(count=2))])) == [["req:node-1/half-a", "req:node-1/half-b"]]
+    # Both halves and the whole would need 160Gi of the GPU's 80Gi.
+    assert allocate([_claim("c", _req(count=3))]) == []
+    # A half is allocated elsewhere: the whole GPU no longer fits, the other half does.
+    assert _devices(allocate([_claim("c", _req(count=1))], {(DRIVER, "node-1", "half-a")})) == [["req:node-1/half-b"]]
+    picky = _req(count=1, selectors=["device.attributes.size() == 0"])
+    assert allocate([_claim("c", picky)], {(DRIVER, "node-1", "half-a"), (DRIVER, "node-1", "half-b")}) == []
+    # Without DRAPartitionableDevices, devices that consume counters are not offered at all.
+    off = new_allocator(
+        Features(), AllocatedState(allocated_devices=set()), Classes(_class()), [_partitioned_slice()], CELCache()
+    )
+    assert off.allocate(NODE, [_claim()]) == []
+
+
+def test_devices_waiting_for_binding_conditions_are_not_offered() -> None:
+    s = _slice(devices=2)
+    s["spec"]["devices"][0]["bindingConditions"] = ["attached"]
+    assert _devices(_allocate([_claim()], [s])) == [["req:node-1/gpu-1"]]

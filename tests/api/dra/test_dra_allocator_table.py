@@ -29,6 +29,27 @@ class _Classes:
         }
 
 
+TAINTS = {
+    "no-schedule": {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"},
+    "no-execute": {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+}
+TOLERATIONS = {
+    "no-schedule": {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"},
+    "no-execute": {"operator": "Equal", "key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+}
+
+
+def _device(d: Any, capacity: dict[str, str]) -> dict[str, Any]:
+    if isinstance(d, str):
+        d = {"name": d}
+    out: dict[str, Any] = {"name": d["name"]}
+    if d["name"] in capacity:
+        out["capacity"] = {"memory": {"value": capacity[d["name"]]}}
+    if d.get("taints"):
+        out["taints"] = [TAINTS[t] for t in d["taints"]]
+    return out
+
+
 def _node(name: str) -> dict[str, Any]:
     region = "region-1" if name == "node-1" else "region-2"
     return {"metadata": {"name": name, "labels": {"region": region, "planet": "earth"}}}
@@ -44,10 +65,7 @@ def _slice(row: list[Any]) -> dict[str, Any]:
             "driver": driver,
             "nodeName": node,
             "pool": {"name": pool, "generation": opts.get("generation", 1), "resourceSliceCount": opts.get("count", 1)},
-            "devices": [
-                {"name": d, **({"capacity": {"memory": {"value": capacity[d]}}} if d in capacity else {})}
-                for d in devices
-            ],
+            "devices": [_device(d, capacity) for d in devices],
         },
     }
 
@@ -63,6 +81,8 @@ def _claim(spec: dict[str, Any]) -> dict[str, Any]:
             exactly["count"] = r.get("count", 1)
         if r.get("admin"):
             exactly["adminAccess"] = True
+        if r.get("tolerations"):
+            exactly["tolerations"] = [TOLERATIONS[t] for t in r["tolerations"]]
         if r.get("selectors"):
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r["selectors"]]
         requests.append({"name": r["name"], "exactly": exactly})
@@ -84,7 +104,7 @@ def test_allocator_table(name: str) -> None:
     case = CASES[name]
     allocated = {tuple(d.split()) for d in case.get("allocated", [])}
     allocator = new_allocator(
-        Features(),
+        Features(**dict.fromkeys(case.get("features", []), True)),
         AllocatedState(allocated_devices=allocated),  # type: ignore[arg-type]
         _Classes(case.get("classes", {"class-a": "driver-a"})),
         [_slice(r) for r in case["slices"]],

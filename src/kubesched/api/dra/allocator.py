@@ -9,18 +9,23 @@ request's CEL selectors are all true, and each ``matchAttribute`` constraint on 
 holds. ``firstAvailable`` tries the subrequests in order. The first complete assignment found is
 the result, so equal inputs give upstream's devices.
 
-Features beyond v1.35's default set (partitionable devices' shared counters, consumable capacity,
-device taints, binding conditions) are not modelled: a claim or device that needs them is refused
-with an AllocationError saying so, never allocated wrongly.
+Partitionable devices share their pool's counters and device taints keep devices from requests
+that do not tolerate them, each when its feature is on. Not modelled: consumable capacity (a request
+with ``capacity`` is refused with an AllocationError; a device allowing several allocations is
+exclusive here), ``distinctAttribute`` (refused), binding conditions (such a device is not offered),
+taints from DeviceTaintRules. Conservative every time: a pod may stay pending that upstream would
+place, never the other way round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from kubesched.api.nodeaffinity import NodeSelector
+from kubesched.api.quantity import parse_quantity
 
 from .cel import CELCache, CELError, device_variable
 from .types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, FailedAllocationOnNode, Features
@@ -80,10 +85,47 @@ class _Pool:
     devices: list[_Device] = field(default_factory=list)
     #: Why the pool cannot be used (a device name twice at the newest generation).
     invalid: str = ""
+    #: Shared counters of partitionable devices: counter set -> counter -> amount.
+    counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
 
     @property
     def incomplete(self) -> bool:
         return self.slices < self.slice_count
+
+
+def _amount(value: object) -> Fraction | None:
+    try:
+        return parse_quantity(str(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _consumption(device: Mapping[str, Any]) -> list[tuple[str, dict[str, Fraction]]]:
+    """A partition's ``consumesCounters``: (counter set, counter -> amount)."""
+    out: list[tuple[str, dict[str, Fraction]]] = []
+    for c in _list(device.get("consumesCounters")):
+        c = _map(c)
+        amounts: dict[str, Fraction] = {}
+        for name, counter in _map(c.get("counters")).items():
+            amount = _amount(_map(counter).get("value"))
+            amounts[str(name)] = amount if amount is not None else Fraction(0)
+        out.append((str(c.get("counterSet") or ""), amounts))
+    return out
+
+
+def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """upstream resourceclaim.ToleratesTaint: effect (empty matches all), key (empty with Exists
+    matches all), and for Equal the value."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and bool(key) and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
 def _node_matches(
@@ -129,6 +171,13 @@ def _gather_pools(slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any] |
         elif generation < current.generation:
             continue
         current.slices += 1
+        for cs in _list(spec.get("sharedCounters")):
+            cs = _map(cs)
+            counters = current.counter_sets.setdefault(str(cs.get("name") or ""), {})
+            for cname, counter in _map(cs.get("counters")).items():
+                amount = _amount(_map(counter).get("value"))
+                if amount is not None:
+                    counters[str(cname)] = amount
         md = _map(_map(s).get("metadata"))
         version = (md.get("name"), md.get("resourceVersion"), generation)
         for d in _list(spec.get("devices")):
@@ -165,6 +214,7 @@ class _Request:
     all_devices: bool
     count: int
     admin_access: bool
+    tolerations: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -232,8 +282,6 @@ class StableAllocator:
         admin = body.get("adminAccess") is True
         if admin and not self.features.admin_access:
             raise AllocationError(f"claim {claim_ref}, request {name}: admin access is not enabled")
-        if body.get("tolerations") and not self.features.device_taints:
-            pass  # tolerations only matter for tainted devices, which are not modelled
         if body.get("capacity"):
             raise AllocationError(f"claim {claim_ref}, request {name}: consumable capacity is not supported")
         mode = body.get("allocationMode") or "ExactCount"
@@ -251,6 +299,7 @@ class StableAllocator:
             class_name=cls_name,
             class_selectors=cls_selectors,
             selectors=_cel_expressions(body.get("selectors"), f"claim {claim_ref}, request {name}"),
+            tolerations=tuple(_map(t) for t in _list(body.get("tolerations"))),
             all_devices=mode == "All",
             count=count if mode == "ExactCount" else 0,
             admin_access=admin,
@@ -301,6 +350,15 @@ class StableAllocator:
         """The class's selectors, then the request's (upstream ``isSelectable``)."""
         if dev.data.get("consumesCounters") and not self.features.partitionable_devices:
             return False  # a partition of a device: only with DRAPartitionableDevices
+        if dev.data.get("bindingConditions"):
+            return False  # binding conditions (waiting for a device to be attached) are not modelled
+        if self.features.device_taints:
+            for taint in _list(dev.data.get("taints")):
+                taint = _map(taint)
+                if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+                    _tolerates(t, taint) for t in req.tolerations
+                ):
+                    return False
         for owner, exprs in (
             (f"class {req.class_name}", req.class_selectors),
             (f"claim {req.claim_ref}", req.selectors),
@@ -322,6 +380,45 @@ class StableAllocator:
         incomplete = [p for p in pools if p.incomplete]
         #: Devices taken in this search, with the claims that took them (upstream allocatingDevices).
         picked: dict[DeviceID, set[int]] = {}
+        pool_of = {(p.driver, p.name): p for p in pools}
+        #: Counters left per pool (counter set -> counter -> amount), after allocated devices and
+        #: those taken in this search (upstream checkAvailableCounters).
+        left: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+
+        def counters_left(pool: _Pool) -> dict[str, dict[str, Fraction]]:
+            key = (pool.driver, pool.name)
+            if key not in left:
+                avail = {cs: dict(counters) for cs, counters in pool.counter_sets.items()}
+                for d in pool.devices:
+                    if d.key in self.allocated:
+                        for cs, amounts in _consumption(d.data):
+                            for name, amount in amounts.items():
+                                if name in avail.get(cs, {}):
+                                    avail[cs][name] -= amount
+                left[key] = avail
+            return left[key]
+
+        def counters_fit(dev: _Device) -> bool:
+            pool = pool_of.get((dev.key[0], dev.key[1]))
+            if pool is None:
+                return False
+            avail = counters_left(pool)
+            for cs, amounts in _consumption(dev.data):
+                for name, amount in amounts.items():
+                    if name in avail.get(cs, {}) and avail[cs][name] < amount:
+                        return False
+            return True
+
+        def consume(dev: _Device, sign: int) -> None:
+            pool = pool_of.get((dev.key[0], dev.key[1]))
+            if pool is None:
+                return
+            avail = counters_left(pool)
+            for cs, amounts in _consumption(dev.data):
+                for name, amount in amounts.items():
+                    if name in avail.get(cs, {}):
+                        avail[cs][name] -= sign * amount
+
         order: list[tuple[_Request, _Device]] = []
 
         def free(dev: _Device, req: _Request) -> bool:
@@ -345,6 +442,8 @@ class StableAllocator:
 
         def take(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
             picked.setdefault(dev.key, set()).add(req.claim)
+            if dev.data.get("consumesCounters"):
+                consume(dev, +1)
             order.append((req, dev))
             for c in used:
                 if c.users == 0:
@@ -353,6 +452,8 @@ class StableAllocator:
 
         def give_back(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
             picked[dev.key].discard(req.claim)
+            if dev.data.get("consumesCounters"):
+                consume(dev, -1)
             order.pop()
             for c in used:
                 c.users -= 1
@@ -385,6 +486,8 @@ class StableAllocator:
                     return False
                 dev = candidates[i]
                 if not free(dev, req):
+                    continue
+                if dev.data.get("consumesCounters") and not counters_fit(dev):
                     continue
                 used = fits_constraints(req, dev)
                 if used is None:
