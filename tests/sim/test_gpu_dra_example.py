@@ -68,3 +68,20 @@ def test_the_default_profile_strands_the_a100s() -> None:
     placed = _nodes(_run(with_score=False))
     assert placed["finetune"] != placed["train-vision"]
     assert placed["train-a100"] is None
+
+
+def test_the_table_shows_who_holds_which_device() -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli import cli
+
+    res = CliRunner().invoke(
+        cli, ["simulate", str(EXAMPLE), "--config", str(EXAMPLE / "scheduler-config.yaml"), "--seed", "1"]
+    )
+    assert res.exit_code == 0, res.output
+    table = res.output[res.output.index("DRA devices at the end") :]
+    rows = {line.split("│")[1].strip(): line for line in table.splitlines() if line.startswith("│ ") and "/" in line}
+    vision = [n for n in rows if "train-vision" in rows[n]]
+    assert len(vision) == 1 and "6/8" in rows[vision[0]] and "finetune: gpu-4, gpu-5" in rows[vision[0]]
+    assert "2/4" in rows["t4-0"] and "infer-0: gpu-0; infer-1: gpu-1" in rows["t4-0"]
+    assert all(len(line) <= 80 for line in res.output.splitlines())

@@ -98,6 +98,7 @@ def print_simulation(result: SimResult, console: Console) -> None:
         )
     console.print(nodes)
     _print_gpu_cards(result, console)
+    _print_dra_devices(result, console)
     _print_quotas(result, console)
 
     s = result.summary()
@@ -145,6 +146,50 @@ def _print_gpu_cards(result: SimResult, console: Console) -> None:
         for i in sorted(cards[node]):
             table.add_row(_t(node), str(i), _t(", ".join(sorted(cards[node][i]))))
     console.print(table)
+
+
+def _print_dra_devices(result: SimResult, console: Console) -> None:
+    """Dynamic Resource Allocation: per node, how many of the devices its ResourceSlices publish
+    claims hold, and who holds them (the pods a claim is reserved for, else the claim)."""
+    api = "resource.k8s.io/v1"
+    node_of: dict[tuple[str, str, str], str] = {}
+    totals: dict[str, int] = {}
+    for rs in result.cluster.list_objects(api, "ResourceSlice"):
+        spec = rs.get("spec") or {}
+        node = spec.get("nodeName")
+        if not isinstance(node, str) or not node:
+            continue
+        pool = str((spec.get("pool") or {}).get("name", ""))
+        for d in spec.get("devices") or []:
+            if isinstance(d, dict):
+                node_of[(str(spec.get("driver")), pool, str(d.get("name")))] = node
+                totals[node] = totals.get(node, 0) + 1
+    if not totals:
+        return
+    held: dict[str, dict[str, list[str]]] = {}
+    for claim in result.cluster.list_objects(api, "ResourceClaim"):
+        status = claim.get("status") or {}
+        pods = [str(r.get("name", "")) for r in status.get("reservedFor") or [] if isinstance(r, dict)]
+        who = ", ".join(pods) or str((claim.get("metadata") or {}).get("name", ""))
+        for r in ((status.get("allocation") or {}).get("devices") or {}).get("results") or []:
+            key = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+            if key in node_of:
+                held.setdefault(node_of[key], {}).setdefault(who, []).append(key[2])
+    table = Table(title="DRA devices at the end (held/published, and by whom)", title_justify="left")
+    for col in ("Node", "Devices", "Held by"):
+        table.add_column(col, overflow="fold")
+    for node in sorted(totals):
+        mine = held.get(node, {})
+        count = sum(len(v) for v in mine.values())
+        who = "; ".join(f"{w}: {', '.join(sorted(devs, key=_natural))}" for w, devs in sorted(mine.items()))
+        table.add_row(_t(node), f"{count}/{totals[node]}", _t(who))
+    console.print(table)
+
+
+def _natural(name: str) -> tuple[str, int]:
+    """gpu-2 before gpu-10."""
+    head, _, tail = name.rpartition("-")
+    return (head, int(tail)) if tail.isdigit() else (name, -1)
 
 
 def _print_quotas(result: SimResult, console: Console) -> None:
