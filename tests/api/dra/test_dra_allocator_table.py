@@ -47,7 +47,28 @@ def _device(d: Any, capacity: dict[str, str]) -> dict[str, Any]:
         out["capacity"] = {"memory": {"value": capacity[d["name"]]}}
     if d.get("taints"):
         out["taints"] = [TAINTS[t] for t in d["taints"]]
+    if d.get("attrs"):
+        out["attributes"] = d["attrs"]
     return out
+
+
+def _where(where: str) -> dict[str, Any]:
+    """A slice's node selection other than nodeName: ``all``, ``field=<node>`` (upstream's
+    localNodeSelector) or ``<label>=<value>`` (nodeLabelSelector)."""
+    if where == "all":
+        return {"allNodes": True}
+    key, _, value = where.partition("=")
+    if key == "field":
+        return {
+            "nodeSelector": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [value]}]}]
+            }
+        }
+    return {
+        "nodeSelector": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]
+        }
+    }
 
 
 def _node(name: str) -> dict[str, Any]:
@@ -59,34 +80,47 @@ def _slice(row: list[Any]) -> dict[str, Any]:
     name, node, pool, driver, devices, *rest = row
     opts: dict[str, Any] = rest[0] if rest else {}
     capacity = opts.get("capacity", {})
+    where = _where(opts["where"]) if "where" in opts else {"nodeName": node}
     return {
         "metadata": {"name": name},
         "spec": {
             "driver": driver,
-            "nodeName": node,
+            **where,
             "pool": {"name": pool, "generation": opts.get("generation", 1), "resourceSliceCount": opts.get("count", 1)},
             "devices": [_device(d, capacity) for d in devices],
         },
     }
 
 
+def _exact(r: dict[str, Any]) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": r["class"]}
+    if r.get("mode") == "All":
+        exactly["allocationMode"] = "All"
+    else:
+        exactly["allocationMode"] = "ExactCount"
+        exactly["count"] = r.get("count", 1)
+    if r.get("admin"):
+        exactly["adminAccess"] = True
+    if r.get("tolerations"):
+        exactly["tolerations"] = [TOLERATIONS[t] for t in r["tolerations"]]
+    if r.get("selectors"):
+        exactly["selectors"] = [{"cel": {"expression": e}} for e in r["selectors"]]
+    return exactly
+
+
 def _claim(spec: dict[str, Any]) -> dict[str, Any]:
     requests = []
     for r in spec["requests"]:
-        exactly: dict[str, Any] = {"deviceClassName": r["class"]}
-        if r.get("mode") == "All":
-            exactly["allocationMode"] = "All"
+        if "first" in r:
+            requests.append(
+                {"name": r["name"], "firstAvailable": [{"name": s["name"], **_exact(s)} for s in r["first"]]}
+            )
         else:
-            exactly["allocationMode"] = "ExactCount"
-            exactly["count"] = r.get("count", 1)
-        if r.get("admin"):
-            exactly["adminAccess"] = True
-        if r.get("tolerations"):
-            exactly["tolerations"] = [TOLERATIONS[t] for t in r["tolerations"]]
-        if r.get("selectors"):
-            exactly["selectors"] = [{"cel": {"expression": e}} for e in r["selectors"]]
-        requests.append({"name": r["name"], "exactly": exactly})
-    return {"metadata": {"name": spec["name"]}, "spec": {"devices": {"requests": requests}}}
+            requests.append({"name": r["name"], "exactly": _exact(r)})
+    devices: dict[str, Any] = {"requests": requests}
+    if spec.get("constraints"):
+        devices["constraints"] = spec["constraints"]
+    return {"metadata": {"name": spec["name"]}, "spec": {"devices": devices}}
 
 
 def _results(allocations: list[dict[str, Any]]) -> list[list[str]]:
@@ -99,12 +133,16 @@ def _results(allocations: list[dict[str, Any]]) -> list[list[str]]:
     ]
 
 
+def _features(given: list[str] | dict[str, bool]) -> dict[str, bool]:
+    return dict(given) if isinstance(given, dict) else dict.fromkeys(given, True)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_allocator_table(name: str) -> None:
     case = CASES[name]
     allocated = {tuple(d.split()) for d in case.get("allocated", [])}
     allocator = new_allocator(
-        Features(**dict.fromkeys(case.get("features", []), True)),
+        Features(**_features(case.get("features", []))),
         AllocatedState(allocated_devices=allocated),  # type: ignore[arg-type]
         _Classes(case.get("classes", {"class-a": "driver-a"})),
         [_slice(r) for r in case["slices"]],
@@ -122,9 +160,10 @@ def test_allocator_table(name: str) -> None:
         assert got == [] or not claims
         return
     assert _results(got) == case["expect"]
+    local = {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [case.get("node", "node-1")]}]}
+        ]
+    }
     for a in got:
-        assert a["nodeSelector"] == {
-            "nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [case.get("node", "node-1")]}]}
-            ]
-        }
+        assert a.get("nodeSelector") == case.get("selector", local)

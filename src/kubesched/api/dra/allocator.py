@@ -281,7 +281,9 @@ class StableAllocator:
         cls_name, cls_selectors, _ = self._class(claim_ref, name, body.get("deviceClassName"))
         admin = body.get("adminAccess") is True
         if admin and not self.features.admin_access:
-            raise AllocationError(f"claim {claim_ref}, request {name}: admin access is not enabled")
+            raise AllocationError(
+                f"claim {claim_ref}, request {name}: admin access is requested, but the feature is disabled"
+            )
         if body.get("capacity"):
             raise AllocationError(f"claim {claim_ref}, request {name}: consumable capacity is not supported")
         mode = body.get("allocationMode") or "ExactCount"
