@@ -16,17 +16,27 @@ CASES: dict[str, dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "data
 
 
 class _Classes:
-    def __init__(self, classes: dict[str, str]) -> None:
+    """upstream's class(name, driver), classWithConfig (config {attr: attrValue}) or a class whose
+    selector is a given expression."""
+
+    def __init__(self, classes: dict[str, Any]) -> None:
         self.classes = classes
 
     def get(self, name: str) -> dict[str, Any] | None:
-        driver = self.classes.get(name)
-        if driver is None:
+        given = self.classes.get(name)
+        if given is None:
             return None
-        return {
-            "metadata": {"name": name},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
-        }
+        spec = given if isinstance(given, dict) else {"driver": given}
+        expr = spec.get("expr") or f'device.driver == "{spec["driver"]}"'
+        out: dict[str, Any] = {"metadata": {"name": name}, "spec": {"selectors": [{"cel": {"expression": expr}}]}}
+        if spec.get("config"):
+            out["spec"]["config"] = [_opaque(spec["driver"], spec["config"])]
+        return out
+
+
+def _opaque(driver: str, attribute: str) -> dict[str, Any]:
+    """upstream's deviceConfiguration(driver, attribute)."""
+    return {"opaque": {"driver": driver, "parameters": {attribute: attribute + "Value"}}}
 
 
 TAINTS = {
@@ -79,6 +89,8 @@ def _node(name: str) -> dict[str, Any]:
 def _slice(row: list[Any]) -> dict[str, Any]:
     name, node, pool, driver, devices, *rest = row
     opts: dict[str, Any] = rest[0] if rest else {}
+    if isinstance(devices, int):  # upstream's sliceWithMultipleDevices
+        devices = [f"device-{i}" for i in range(devices)]
     capacity = opts.get("capacity", {})
     where = _where(opts["where"]) if "where" in opts else {"nodeName": node}
     return {
@@ -94,8 +106,8 @@ def _slice(row: list[Any]) -> dict[str, Any]:
 
 def _exact(r: dict[str, Any]) -> dict[str, Any]:
     exactly: dict[str, Any] = {"deviceClassName": r["class"]}
-    if r.get("mode") == "All":
-        exactly["allocationMode"] = "All"
+    if r.get("mode") not in (None, "ExactCount"):
+        exactly["allocationMode"] = r["mode"]
     else:
         exactly["allocationMode"] = "ExactCount"
         exactly["count"] = r.get("count", 1)
@@ -105,6 +117,8 @@ def _exact(r: dict[str, Any]) -> dict[str, Any]:
         exactly["tolerations"] = [TOLERATIONS[t] for t in r["tolerations"]]
     if r.get("selectors"):
         exactly["selectors"] = [{"cel": {"expression": e}} for e in r["selectors"]]
+    if "raw_selectors" in r:
+        exactly["selectors"] = r["raw_selectors"]
     return exactly
 
 
@@ -120,6 +134,11 @@ def _claim(spec: dict[str, Any]) -> dict[str, Any]:
     devices: dict[str, Any] = {"requests": requests}
     if spec.get("constraints"):
         devices["constraints"] = spec["constraints"]
+    if spec.get("config"):
+        devices["config"] = [
+            {**({"requests": c["requests"]} if c.get("requests") else {}), **_opaque(c["driver"], c["attr"])}
+            for c in spec["config"]
+        ]
     return {"metadata": {"name": spec["name"]}, "spec": {"devices": devices}}
 
 
@@ -167,3 +186,9 @@ def test_allocator_table(name: str) -> None:
     }
     for a in got:
         assert a.get("nodeSelector") == case.get("selector", local)
+    if "config" in case:
+        want = [
+            {"source": src, **({"requests": reqs} if reqs else {}), **_opaque(driver, attr)}
+            for src, reqs, driver, attr in case["config"]
+        ]
+        assert got[0]["devices"].get("config") == want

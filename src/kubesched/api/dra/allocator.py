@@ -235,8 +235,8 @@ def _cel_expressions(selectors: object, where: str) -> tuple[str, ...]:
     out = []
     for sel in _list(selectors):
         expr = _map(_map(sel).get("cel")).get("expression")
-        if not isinstance(expr, str):
-            raise AllocationError(f"{where}: only CEL selectors are supported")
+        if not isinstance(expr, str) or not expr:
+            raise AllocationError(f"{where}: CEL expression empty (unsupported selector type?)")
         out.append(expr)
     return tuple(out)
 
@@ -289,7 +289,7 @@ class StableAllocator:
         mode = body.get("allocationMode") or "ExactCount"
         count = body.get("count", 1)
         if mode == "ExactCount":
-            if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_RESULTS:
+            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
                 raise AllocationError(f"claim {claim_ref}, request {name}: invalid count {count!r}")
         elif mode != "All":
             raise AllocationError(f"claim {claim_ref}, request {name}: unsupported count mode {mode}")
@@ -335,13 +335,22 @@ class StableAllocator:
                     options.append(alternatives)
                 else:
                     raise AllocationError(f"claim {ref}, request {name}: neither exactly nor firstAvailable")
-            for c in _list(devices.get("constraints")):
+            # upstream: the claim's devices at least (the fewest of each firstAvailable) within the
+            # limit of an allocation result.
+            least = sum(min(a.count for a in opts) for opts in options if opts and opts[0].claim == ci)
+            if least > MAX_RESULTS:
+                raise AllocationError(
+                    f"claim {ref}: number of requested devices {least} exceeds the claim limit of {MAX_RESULTS}"
+                )
+            for index, c in enumerate(_list(devices.get("constraints"))):
                 c = _map(c)
                 attribute = c.get("matchAttribute")
                 if c.get("distinctAttribute") is not None:
                     raise AllocationError(f"claim {ref}: distinctAttribute constraints are not supported")
                 if not isinstance(attribute, str) or not attribute:
-                    continue
+                    raise AllocationError(
+                        f"claim {ref}, constraint #{index}: empty constraint (unsupported constraint type?)"
+                    )
                 names = frozenset(str(n) for n in _list(c.get("requests")))
                 constraints.append(_Constraint(ci, names, attribute))
         return options, constraints
@@ -543,16 +552,23 @@ class StableAllocator:
                 elif dev.selector is not None:
                     selectors.append(dev.selector)
             config: list[dict[str, Any]] = []
+            # Class configuration once per class, for the requests that used it (upstream's order:
+            # the claim's requests in order), then the claim's own for the requests allocated.
+            by_class: dict[str, list[str]] = {}
             for alternatives in options:
                 used = chosen.get(alternatives[0].parent) if alternatives and alternatives[0].claim == ci else None
-                if used is None:
-                    continue
-                cls = self.classes.get(used.class_name) or {}
+                if used is not None:
+                    by_class.setdefault(used.class_name, []).append(used.name)
+            for class_name, names in by_class.items():
+                cls = self.classes.get(class_name) or {}
                 for cfg in _list(_map(cls.get("spec")).get("config")):
-                    config.append({"source": "FromClass", "requests": [used.name], **_map(cfg)})
+                    config.append({"source": "FromClass", "requests": list(names), **_map(cfg)})
+            allocated = {r.name for r in chosen.values()} | set(chosen)
             for cfg in _list(_map(_map(claim.get("spec")).get("devices")).get("config")):
                 cfg = _map(cfg)
-                config.append({"source": "FromClaim", **dict(cfg)})
+                wanted = _list(cfg.get("requests"))
+                if not wanted or any(w in allocated for w in wanted):
+                    config.append({"source": "FromClaim", **dict(cfg)})
             devices: dict[str, Any] = {"results": results}
             if config:
                 devices["config"] = config

@@ -131,6 +131,9 @@ class CELCache:
 
 
 def _first_line(err: BaseException) -> str:
+    """The error's first line, without the activation dump cel-python appends to an undeclared
+    reference (which would print every variable and function into a pod's message)."""
     args = getattr(err, "args", ())
     text = str(args[0]) if args else str(err)
+    text = text.split(" (in activation", 1)[0]
     return text.splitlines()[0] if text else type(err).__name__
