@@ -39,6 +39,7 @@ from dra_fakes import (
 )
 
 from kubesched.api.dra import structured
+from kubesched.api.dra.structured import gather_allocated_state as allocated_state
 from kubesched.config.plugin_args import DynamicResourcesArgs
 from kubesched.config.releases import V1_35, V1_37
 from kubesched.framework.cycle_state import CycleState
@@ -46,7 +47,6 @@ from kubesched.framework.events import ActionType, ClusterEvent, EventResource, 
 from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.dynamicresources import DynamicResources
-from kubesched.plugins.dynamicresources.allocated_devices import allocated_state
 from kubesched.plugins.dynamicresources.plugin import STATE_KEY, StateData
 from kubesched.testing import FakeHandle
 

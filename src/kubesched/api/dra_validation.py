@@ -32,6 +32,14 @@ _MODES = ("All", "ExactCount")
 _NODE_SELECTION = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
 
 
+def _required(c: _Checker, value: Any, path: str) -> str | None:
+    """A string the API server requires: absent or empty is ``Required value``."""
+    text = c.string(value, path, required=True)
+    if text == "":
+        c.error(field_required(path, ""))
+    return text
+
+
 def _selectors(c: _Checker, value: Any, path: str) -> None:
     for i, sel in enumerate(c.items(value, path) or ()):
         s = c.mapping(sel, f"{path}[{i}]")
@@ -39,15 +47,11 @@ def _selectors(c: _Checker, value: Any, path: str) -> None:
             continue
         cel = c.mapping(s.get("cel"), f"{path}[{i}].cel")
         if cel is not None:
-            expr = c.string(cel.get("expression"), f"{path}[{i}].cel.expression", required=True)
-            if expr == "":
-                c.error(field_required(f"{path}[{i}].cel.expression", ""))
+            _required(c, cel.get("expression"), f"{path}[{i}].cel.expression")
 
 
 def _exact(c: _Checker, req: Mapping[str, Any], path: str) -> None:
-    cls = c.string(req.get("deviceClassName"), f"{path}.deviceClassName", required=True)
-    if cls == "":
-        c.error(field_required(f"{path}.deviceClassName", ""))
+    _required(c, req.get("deviceClassName"), f"{path}.deviceClassName")
     mode = req.get("allocationMode")
     c.one_of(mode, f"{path}.allocationMode", _MODES)
     count = req.get("count")
@@ -71,10 +75,8 @@ def _device_claim(c: _Checker, devices: Mapping[str, Any], path: str) -> None:
         req = c.mapping(raw, rp)
         if req is None:
             continue
-        name = c.string(req.get("name"), f"{rp}.name", required=True)
-        if name == "":
-            c.error(field_required(f"{rp}.name", ""))
-        elif name is not None:
+        name = _required(c, req.get("name"), f"{rp}.name")
+        if name:
             if name in names:
                 c.add(f"{rp}.name", f"Duplicate value: {_shown(name)}")
             names.add(name)
@@ -181,14 +183,10 @@ def validate_resource_slice(obj: Mapping[str, Any]) -> list[str]:
     c = _Checker()
     _meta(c, obj, namespaced=False)
     spec = c.mapping(obj.get("spec"), "spec") or {}
-    driver = c.string(spec.get("driver"), "spec.driver", required=True)
-    if driver == "":
-        c.error(field_required("spec.driver", ""))
+    _required(c, spec.get("driver"), "spec.driver")
     pool = c.mapping(spec.get("pool"), "spec.pool")
     if pool is not None:
-        name = c.string(pool.get("name"), "spec.pool.name", required=True)
-        if name == "":
-            c.error(field_required("spec.pool.name", ""))
+        _required(c, pool.get("name"), "spec.pool.name")
         gen = pool.get("generation")
         if gen is not None:
             g = c.integer(gen, "spec.pool.generation", lo=0, hi=(1 << 63) - 1)
@@ -228,10 +226,8 @@ def validate_resource_slice(obj: Mapping[str, Any]) -> list[str]:
         dev = c.mapping(raw, dp)
         if dev is None:
             continue
-        name = c.string(dev.get("name"), f"{dp}.name", required=True)
-        if name == "":
-            c.error(field_required(f"{dp}.name", ""))
-        elif name is not None:
+        name = _required(c, dev.get("name"), f"{dp}.name")
+        if name:
             if name in seen:
                 c.add(f"{dp}.name", f"Duplicate value: {_shown(name)}")
             seen.add(name)

@@ -30,7 +30,7 @@ from kubesched.api.quantity import parse_quantity
 from .cel import CELCache, CELError, device_variable
 from .types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, FailedAllocationOnNode, Features
 
-__all__ = ["StableAllocator", "gather_allocated_state"]
+__all__ = ["StableAllocator"]
 
 #: Upstream's resource.AllocationResultsMaxSize: at most this many devices in one claim.
 MAX_RESULTS = 32
@@ -128,69 +128,110 @@ def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     return operator == "Equal" and bool(key) and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def _node_matches(
-    spec: Mapping[str, Any], node: Mapping[str, Any] | None
-) -> tuple[bool, str, Mapping[str, Any] | None]:
-    """Whether a slice (or a device with per-device node selection) is usable on ``node``:
-    (usable, node-local name, node selector)."""
-    name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
-    node_name = spec.get("nodeName")
-    if isinstance(node_name, str) and node_name:
-        return node_name == name, node_name, None
-    if spec.get("allNodes") is True:
-        return True, "", None
-    selector = spec.get("nodeSelector")
-    if isinstance(selector, Mapping):
-        try:
-            ok = node is not None and NodeSelector(selector).match(node)
-        except Exception:  # a malformed selector selects nothing
-            ok = False
-        return ok, "", selector
-    return False, "", None
+def _selector(raw: object) -> tuple[Mapping[str, Any] | None, NodeSelector | None]:
+    """A node selector as given and parsed; a malformed one selects nothing (parsed None)."""
+    if not isinstance(raw, Mapping):
+        return None, None
+    try:
+        return raw, NodeSelector(raw)
+    except Exception:  # InvalidObjectError and its aggregate
+        return raw, None
 
 
-def _gather_pools(slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any] | None) -> list[_Pool]:
-    pools: dict[tuple[str, str], _Pool] = {}
-    for s in slices:
-        spec = _map(_map(s).get("spec"))
-        per_device = spec.get("perDeviceNodeSelection") is True
-        usable, local, selector = (True, "", None) if per_device else _node_matches(spec, node)
-        if not usable:
+@dataclass(slots=True)
+class _Placement:
+    """Where a slice (or, with per-device node selection, a device) may be used."""
+
+    node_name: str = ""
+    all_nodes: bool = False
+    selector: Mapping[str, Any] | None = None
+    parsed: NodeSelector | None = None
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any]) -> _Placement:
+        node_name = spec.get("nodeName")
+        if isinstance(node_name, str) and node_name:
+            return cls(node_name=node_name)
+        if spec.get("allNodes") is True:
+            return cls(all_nodes=True)
+        raw, parsed = _selector(spec.get("nodeSelector"))
+        return cls(selector=raw, parsed=parsed)
+
+    def usable_on(self, node: Mapping[str, Any] | None, name: str) -> bool:
+        if self.node_name:
+            return self.node_name == name
+        if self.all_nodes:
+            return True
+        return self.parsed is not None and node is not None and self.parsed.match(node)
+
+
+@dataclass(slots=True)
+class _Slice:
+    """One ResourceSlice, parsed once per allocator (each node's search reuses it)."""
+
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    placement: _Placement
+    per_device: bool
+    counter_sets: list[tuple[str, dict[str, Fraction]]]
+    #: With per-device node selection, each device's own placement.
+    devices: list[tuple[_Device, _Placement | None]]
+
+
+def _parse_slice(s: Mapping[str, Any]) -> _Slice:
+    spec = _map(_map(s).get("spec"))
+    per_device = spec.get("perDeviceNodeSelection") is True
+    placement = _Placement() if per_device else _Placement.of(spec)
+    driver = str(spec.get("driver") or "")
+    pool = _map(spec.get("pool"))
+    pool_name = str(pool.get("name") or "")
+    gen = pool.get("generation")
+    generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
+    count = pool.get("resourceSliceCount")
+    slice_count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+    counter_sets: list[tuple[str, dict[str, Fraction]]] = []
+    for cs in _list(spec.get("sharedCounters")):
+        cs = _map(cs)
+        counters: dict[str, Fraction] = {}
+        for cname, counter in _map(cs.get("counters")).items():
+            amount = _amount(_map(counter).get("value"))
+            if amount is not None:
+                counters[str(cname)] = amount
+        counter_sets.append((str(cs.get("name") or ""), counters))
+    md = _map(_map(s).get("metadata"))
+    version = (md.get("name"), md.get("resourceVersion"), generation)
+    devices: list[tuple[_Device, _Placement | None]] = []
+    for d in _list(spec.get("devices")):
+        if not isinstance(d, Mapping) or not isinstance(d.get("name"), str):
             continue
-        driver = str(spec.get("driver") or "")
-        pool = _map(spec.get("pool"))
-        pool_name = str(pool.get("name") or "")
-        gen = pool.get("generation")
-        generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
-        count = pool.get("resourceSliceCount")
-        slice_count = count if isinstance(count, int) and not isinstance(count, bool) else 1
-        key = (driver, pool_name)
+        own = _Placement.of(d) if per_device else None
+        where = own or placement
+        devices.append((_Device((driver, pool_name, d["name"]), d, version, where.node_name, where.selector), own))
+    return _Slice(driver, pool_name, generation, slice_count, placement, per_device, counter_sets, devices)
+
+
+def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None) -> list[_Pool]:
+    """upstream ``GatherPools``: the pools ``node`` can use, each at its newest generation, in
+    driver and pool order."""
+    name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
+    pools: dict[tuple[str, str], _Pool] = {}
+    for sl in slices:
+        if not sl.per_device and not sl.placement.usable_on(node, name):
+            continue
+        key = (sl.driver, sl.pool)
         current = pools.get(key)
-        if current is None or generation > current.generation:
-            current = pools[key] = _Pool(driver, pool_name, generation, slice_count)
-        elif generation < current.generation:
+        if current is None or sl.generation > current.generation:
+            current = pools[key] = _Pool(sl.driver, sl.pool, sl.generation, sl.slice_count)
+        elif sl.generation < current.generation:
             continue
         current.slices += 1
-        for cs in _list(spec.get("sharedCounters")):
-            cs = _map(cs)
-            counters = current.counter_sets.setdefault(str(cs.get("name") or ""), {})
-            for cname, counter in _map(cs.get("counters")).items():
-                amount = _amount(_map(counter).get("value"))
-                if amount is not None:
-                    counters[str(cname)] = amount
-        md = _map(_map(s).get("metadata"))
-        version = (md.get("name"), md.get("resourceVersion"), generation)
-        for d in _list(spec.get("devices")):
-            if not isinstance(d, Mapping) or not isinstance(d.get("name"), str):
-                continue
-            dev_local, dev_selector = local, selector
-            if per_device:
-                ok, dev_local, dev_selector = _node_matches(d, node)
-                if not ok:
-                    continue
-            current.devices.append(
-                _Device((driver, pool_name, d["name"]), d, version, node_local=dev_local, selector=dev_selector)
-            )
+        for cs_name, counters in sl.counter_sets:
+            current.counter_sets.setdefault(cs_name, {}).update(counters)
+        for device, own in sl.devices:
+            if own is None or own.usable_on(node, name):
+                current.devices.append(device)
     for gathered in pools.values():
         seen: set[str] = set()
         for device in gathered.devices:
@@ -261,7 +302,16 @@ class StableAllocator:
         self.features = features
         self.allocated = allocated_state.allocated_devices
         self.classes = classes
-        self.slices = slices
+        #: Every slice parsed once; node-local ones indexed by node (each node's search reads
+        #: its own and the others, not all of them).
+        self._slices = [_parse_slice(sl) for sl in slices]
+        self._by_node: dict[str, list[int]] = {}
+        self._elsewhere: list[int] = []
+        for i, sl in enumerate(self._slices):
+            if sl.placement.node_name:
+                self._by_node.setdefault(sl.placement.node_name, []).append(i)
+            else:
+                self._elsewhere.append(i)
         self.cel = cel_cache
 
     # -- requests --------------------------------------------------------------------------------
@@ -384,7 +434,9 @@ class StableAllocator:
 
     def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         options, constraints = self._requests(claims)
-        pools = _gather_pools(self.slices, node)
+        name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
+        indices = sorted(self._by_node.get(name, []) + self._elsewhere)
+        pools = _gather_pools((self._slices[i] for i in indices), node)
         # Pools being updated (not every slice of the newest generation seen) and invalid pools
         # give no devices, as upstream's search skips them.
         devices = [d for p in pools if not p.incomplete and not p.invalid for d in p.devices]
@@ -607,19 +659,3 @@ def _node_selector(node_name: str, selectors: list[Mapping[str, Any]]) -> dict[s
     if expressions:
         term["matchExpressions"] = expressions
     return {"nodeSelectorTerms": [term]}
-
-
-def gather_allocated_state(claims: Iterable[Mapping[str, Any]]) -> AllocatedState:
-    """Devices held by allocated claims (upstream ``GatherAllocatedState``): an admin-access result
-    does not hold its device."""
-    held: set[DeviceID] = set()
-    for claim in claims:
-        allocation = _map(_map(_map(claim).get("status")).get("allocation"))
-        for r in _list(_map(allocation.get("devices")).get("results")):
-            r = _map(r)
-            if r.get("adminAccess") is True:
-                continue
-            key = (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or ""))
-            if all(key):
-                held.add(key)
-    return AllocatedState(allocated_devices=held)

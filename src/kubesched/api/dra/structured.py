@@ -7,11 +7,11 @@ The API the DynamicResources plugin imports (names as upstream's): ``new_allocat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from kubesched.api.dra.allocated import gather_allocated_state
 from kubesched.api.dra.allocator import StableAllocator
-from kubesched.api.dra.allocator import gather_allocated_state as _gather
 from kubesched.api.dra.cel import CELCache
 from kubesched.api.dra.types import (
     AllocatedState,
@@ -53,8 +53,3 @@ def new_allocator(
 ) -> Allocator:
     """Upstream structured.NewAllocator."""
     return StableAllocator(features, allocated_state, classes, slices, cel_cache)
-
-
-def gather_allocated_state(claims: Iterable[Mapping[str, Any]]) -> AllocatedState:
-    """Devices in status.allocation of allocated claims; admin-access results do not count."""
-    return _gather(claims)

@@ -11,14 +11,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from kubesched.api.dra.resourceclaim import ClaimNameError, claim_name
 from kubesched.framework.types import JSONObj
 
 __all__ = [
     "DeviceKey",
     "GpuInventory",
     "GpuRequest",
-    "allocated_devices",
     "claim_gpu_request",
+    "gpus_by_node",
     "node_gpus",
     "pod_claim_names",
 ]
@@ -63,48 +64,40 @@ def _attribute(device: JSONObj, driver: str, name: str) -> str:
     return ""
 
 
-def node_gpus(slices: Iterable[JSONObj], node: str, drivers: Sequence[str], model_attribute: str) -> GpuInventory:
-    """The devices of ``drivers`` that slices publish for ``node`` (``spec.nodeName``), each pool at
-    its newest generation only (older slices are being replaced, as the allocator reads them)."""
+def gpus_by_node(slices: Iterable[JSONObj], drivers: Sequence[str], model_attribute: str) -> dict[str, GpuInventory]:
+    """Each node's GPUs: the devices of ``drivers`` that slices publish for it (``spec.nodeName``),
+    each pool at its newest generation only (older slices are being replaced, as the allocator
+    reads them). Built once per cycle, so Score looks a node up instead of reading every slice."""
     newest: dict[tuple[str, str], int] = {}
-    mine: list[tuple[str, str, int, JSONObj]] = []
+    mine: list[tuple[str, str, str, int, JSONObj]] = []
     for s in slices:
         spec = _obj(_obj(s).get("spec"))
         driver = _str(spec.get("driver"))
-        if driver not in drivers or _str(spec.get("nodeName")) != node:
+        node = _str(spec.get("nodeName"))
+        if driver not in drivers or not node:
             continue
         pool = _obj(spec.get("pool"))
         pool_name = _str(pool.get("name"))
         gen = pool.get("generation")
         generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
         newest[(driver, pool_name)] = max(newest.get((driver, pool_name), generation), generation)
-        mine.append((driver, pool_name, generation, spec))
-    keys: list[DeviceKey] = []
-    models: list[str] = []
-    for driver, pool_name, generation, spec in mine:
+        mine.append((node, driver, pool_name, generation, spec))
+    keys: dict[str, list[DeviceKey]] = {}
+    models: dict[str, list[str]] = {}
+    for node, driver, pool_name, generation, spec in mine:
         if generation != newest[(driver, pool_name)]:
             continue
         for device in _objs(spec.get("devices")):
             device_name = _str(device.get("name"))
             if device_name:
-                keys.append((driver, pool_name, device_name))
-                models.append(_attribute(device, driver, model_attribute))
-    return GpuInventory(tuple(keys), tuple(models))
+                keys.setdefault(node, []).append((driver, pool_name, device_name))
+                models.setdefault(node, []).append(_attribute(device, driver, model_attribute))
+    return {node: GpuInventory(tuple(keys[node]), tuple(models[node])) for node in keys}
 
 
-def allocated_devices(claims: Iterable[JSONObj]) -> set[DeviceKey]:
-    """Devices in the ``status.allocation`` of the claims (admin access does not hold a device, as
-    upstream's ``GatherAllocatedState`` skips such results)."""
-    held: set[DeviceKey] = set()
-    for claim in claims:
-        allocation = _obj(_obj(_obj(claim).get("status")).get("allocation"))
-        for r in _objs(_obj(allocation.get("devices")).get("results")):
-            if r.get("adminAccess") is True:
-                continue
-            key = (_str(r.get("driver")), _str(r.get("pool")), _str(r.get("device")))
-            if all(key):
-                held.add(key)
-    return held
+def node_gpus(slices: Iterable[JSONObj], node: str, drivers: Sequence[str], model_attribute: str) -> GpuInventory:
+    """One node's GPUs (see :func:`gpus_by_node`)."""
+    return gpus_by_node(slices, drivers, model_attribute).get(node, GpuInventory())
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,17 +111,14 @@ class GpuRequest:
 
 
 def pod_claim_names(pod: JSONObj) -> list[str]:
-    """The names of the pod's ResourceClaims: ``resourceClaimName``, or for a template the name the
-    controller generated (``status.resourceClaimStatuses``), as upstream's ``resourceclaim.Name``.
-    A template claim not yet generated has no name, and is left out."""
-    generated = {
-        _str(s.get("name")): _str(s.get("resourceClaimName"))
-        for s in _objs(_obj(pod.get("status")).get("resourceClaimStatuses"))
-    }
+    """The names of the pod's ResourceClaims (upstream ``resourceclaim.Name``); a template claim
+    not generated yet, or a claim the pod does not name usably, is left out."""
     names: list[str] = []
     for pc in _objs(_obj(pod.get("spec")).get("resourceClaims")):
-        direct = _str(pc.get("resourceClaimName"))
-        name = direct or generated.get(_str(pc.get("name")), "")
+        try:
+            name, _ = claim_name(pod, pc)
+        except ClaimNameError:
+            continue
         if name:
             names.append(name)
     return names

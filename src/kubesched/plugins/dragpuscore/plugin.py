@@ -19,6 +19,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kubesched.api.dra.structured import gather_allocated_state
 from kubesched.config.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
@@ -37,7 +38,7 @@ from kubesched.plugins.gpu import MILLI, NodeGpuState, PodShape, Policy, make_po
 from kubesched.plugins.jsonview import get_obj
 
 from .args import DRAGpuScoreArgs
-from .devices import DeviceKey, GpuInventory, allocated_devices, claim_gpu_request, node_gpus, pod_claim_names
+from .devices import DeviceKey, GpuInventory, claim_gpu_request, gpus_by_node, pod_claim_names
 
 __all__ = ["NAME", "DRAGpuScore"]
 
@@ -51,7 +52,8 @@ log = logging.getLogger("kubesched.plugins.dragpuscore")
 @dataclass(slots=True)
 class _ScoreState:
     shape: PodShape
-    slices: Sequence[JSONObj]
+    #: Each node's GPUs, from the slices once per cycle.
+    gpus: dict[str, GpuInventory]
     held: set[DeviceKey]
     #: GPUs of pods reserved here whose claims do not show their allocation yet, by node.
     in_flight: dict[str, int] = field(default_factory=dict)
@@ -108,8 +110,10 @@ class DRAGpuScore(PreScorePlugin, ScorePlugin, ReservePlugin):
             _STATE_KEY,
             _ScoreState(
                 shape=PodShape(cpu=requests.milli_cpu, memory=requests.memory, gpu_milli=MILLI, gpu_count=count),
-                slices=client.list_objects(RESOURCE_API, "ResourceSlice"),
-                held=allocated_devices(all_claims),
+                gpus=gpus_by_node(
+                    client.list_objects(RESOURCE_API, "ResourceSlice"), self.args.drivers, self.args.model_attribute
+                ),
+                held=gather_allocated_state(all_claims).allocated_devices,
                 in_flight=self._in_flight(all_claims),
             ),
         )
@@ -134,7 +138,7 @@ class DRAGpuScore(PreScorePlugin, ScorePlugin, ReservePlugin):
     # ---- Score ---------------------------------------------------------------------------------
 
     def _node_state(self, s: _ScoreState, node_info: NodeInfo) -> NodeGpuState:
-        inventory: GpuInventory = node_gpus(s.slices, node_info.name, self.args.drivers, self.args.model_attribute)
+        inventory = s.gpus.get(node_info.name, GpuInventory())
         left = [0 if key in s.held else MILLI for key in inventory.devices]
         pending = s.in_flight.get(node_info.name, 0)
         for i in range(len(left)):

@@ -6,8 +6,8 @@ devices all of them hold, which is what the allocator must not hand out again.
 Upstream keeps the allocated devices incrementally from claim events; kubesched's plugins see
 objects through ``handle.client()`` only, so :meth:`ClaimTracker.gather_allocated_state` folds
 the listed claims once per scheduling cycle (PreFilter of a pod with claims to allocate) with
-:mod:`.allocated_devices`, which gives the same set: every device of every allocated claim plus
-those of in-flight allocations.
+:func:`kubesched.api.dra.structured.gather_allocated_state`, which gives the same set: every
+device of every allocated claim plus those of in-flight allocations.
 """
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubesched.api.dra.structured import AllocatedState
+from kubesched.api.dra.structured import AllocatedState, gather_allocated_state
 from kubesched.framework.interfaces import ClusterClient
 from kubesched.framework.types import JSONObj
-
-from .allocated_devices import allocated_state
 
 __all__ = [
     "API_VERSION",
@@ -172,4 +170,4 @@ class ClaimTracker:
     # -- allocated devices --------------------------------------------------------------------
     def gather_allocated_state(self, consumable_capacity: bool) -> AllocatedState:
         """Upstream ``GatherAllocatedState``: devices of allocated claims and of in-flight ones."""
-        return allocated_state([*self.list_claims(), *self.in_flight_claims()], consumable_capacity)
+        return gather_allocated_state([*self.list_claims(), *self.in_flight_claims()], consumable_capacity)

@@ -1,5 +1,5 @@
-"""The devices that allocated claims hold (upstream ``allocateddevices.go``,
-``foreachAllocatedDevice``): what the allocator must not hand out again.
+"""The devices that allocated claims hold (upstream structured ``GatherAllocatedState``, which the
+scheduler's allocateddevices.go feeds): what the allocator must not hand out again.
 
 Admin-access results do not count (they observe a device without taking it). With
 DRAConsumableCapacity a result with a ``shareID`` takes one share of the device and its
@@ -11,21 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
-from kubesched.api.dra.structured import AllocatedState, DeviceID
 from kubesched.api.quantity import QuantityError, parse_quantity
-from kubesched.framework.types import JSONObj, JSONValue
 
-__all__ = ["allocated_state"]
+from .types import AllocatedState, DeviceID
 
-_EMPTY: JSONObj = {}
-
-
-def _map(value: object) -> JSONObj:
-    return value if isinstance(value, Mapping) else _EMPTY
+__all__ = ["gather_allocated_state"]
 
 
-def _list(value: object) -> Sequence[JSONValue]:
+def _map(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> Sequence[Any]:
     return value if isinstance(value, list | tuple) else ()
 
 
@@ -33,7 +32,7 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def allocated_state(claims: Iterable[JSONObj], consumable_capacity: bool) -> AllocatedState:
+def gather_allocated_state(claims: Iterable[Mapping[str, Any]], consumable_capacity: bool = False) -> AllocatedState:
     """Upstream ``GatherAllocatedState`` over ``claims`` (allocated ones and in-flight ones)."""
     state = AllocatedState(allocated_devices=set())
     for claim in claims:
