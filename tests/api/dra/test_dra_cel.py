@@ -1,6 +1,8 @@
-"""Device selectors in CEL (kubesched.api.dra.cel; upstream k8s.io/dynamic-resource-allocation/cel
-compile_test.go's expressions, and the Kubernetes CEL library's quantity and semver functions,
-k8s.io/apiserver/pkg/cel/library quantity_test.go and semver_test.go), evaluated by hand."""
+"""Device selectors in CEL (kubesched.api.dra.cel): the environment of upstream's
+k8s.io/dynamic-resource-allocation/cel/compile.go (``device.driver``, ``attributes`` and
+``capacity`` by domain) and the Kubernetes CEL library's functions as
+k8s.io/apiserver/pkg/cel/library/quantity.go and semverlib.go define them. The cases are ours,
+evaluated by hand; upstream's compile_test.go table is not ported yet."""
 
 from __future__ import annotations
 
