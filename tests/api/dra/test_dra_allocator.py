@@ -241,7 +241,7 @@ def test_config_from_class_then_claim() -> None:
         (Classes(), _claim(), "could not retrieve device class gpu"),
         (Classes(_class(expr='device.attributes["nope"].x == 1')), _claim(), "runtime error"),
         (Classes(_class(expr="device.driver ==")), _claim(), "compilation failed"),
-        (Classes(_class(expr="device.driver")), _claim(), "must evaluate to bool"),
+        (Classes(_class(expr="device.driver")), _claim(), "could not be converted to bool"),
         (Classes(_class()), _claim("c", _req(count=0)), "invalid count 0"),
         (Classes(_class()), _claim("c", _req(count=10**9)), "exceeds the claim limit of 32"),
         (Classes(_class()), _claim("c", {"name": "r"}), "neither exactly nor firstAvailable"),

@@ -1,5 +1,7 @@
-"""The Kubernetes CEL library functions device selectors use: ``quantity()`` (k8s.io/apiserver
-pkg/cel/library/quantity.go) and ``semver()`` (library/semverlib.go), as cel-python functions.
+"""The Kubernetes CEL library functions device selectors use, as cel-python functions:
+``quantity()`` (k8s.io/apiserver pkg/cel/library/quantity.go), ``semver()`` (library/semverlib.go),
+the lists library (library/lists.go), ``find``/``findAll`` (library/regex.go), cel-go's strings
+extension at version 2 and its sets extension (the base environment's, environment/base.go).
 
 Device capacities are quantities and ``version`` attributes are semantic versions in upstream's
 environment, so ``device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0`` and
@@ -99,12 +101,35 @@ def _is_quantity(text: Any) -> celtypes.BoolType:
     return celtypes.BoolType(True)
 
 
+def _normalized(text: str) -> str:
+    """semverlib's normalizeAndParse before parsing (``semver(s, true)``): a leading ``v``
+    dropped, leading zeros of each of the (at most three) dot-separated parts dropped, missing
+    minor and patch filled with 0; a short version with pre-release or build data is invalid."""
+    parts = text.removeprefix("v").split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            if not part or not part[0].isdigit():
+                part = "0" + part
+            parts[i] = part
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
 def _semver(text: Any, normalize: Any = False) -> Semver:
-    return Semver(str(text))
+    raw = str(text)
+    return Semver(_normalized(raw) if bool(normalize) else raw)
 
 
 def _is_semver(text: Any, normalize: Any = False) -> celtypes.BoolType:
-    return celtypes.BoolType(_SEMVER.match(str(text)) is not None)
+    try:
+        _semver(text, normalize)
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
 
 
 def _as_integer(q: Quantity) -> celtypes.IntType:
