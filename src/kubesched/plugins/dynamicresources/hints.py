@@ -22,13 +22,16 @@ def is_schedulable_after_claim_change(
     devices (deallocated or deleted while allocated)."""
     original = as_object(old, "ResourceClaim")
     modified = as_object(new, "ResourceClaim")
-    if modified is None:  # deleted: only an allocated claim frees devices
-        return (
-            QueueingHint.QUEUE if original is None or allocation_of(original) is not None else QueueingHint.QUEUE_SKIP
-        )
+    # A pod that still waits for one of its own claims (not created, being deleted, not its
+    # owner) is not helped by any claim event but that claim's: upstream checks this first, also
+    # for deletes (dynamicresources_test.go "skip-deletes").
     found, err = foreach_pod_resource_claim(pod, tracker, release)
     if err is not None:
         return QueueingHint.QUEUE_SKIP
+    if modified is None:  # deleted: only an allocated claim frees devices (kubernetes#140831)
+        return (
+            QueueingHint.QUEUE if original is None or allocation_of(original) is not None else QueueingHint.QUEUE_SKIP
+        )
     if original is not None and allocation_of(original) is not None and allocation_of(modified) is None:
         return QueueingHint.QUEUE  # deallocated: devices became free for everyone
     uid = claim_uid(modified)
