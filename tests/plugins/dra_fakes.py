@@ -236,6 +236,8 @@ class Run:
     state: CycleState | None = None
     selected: str = ""
     scores: list[NodeScore] | None = None
+    #: Score per node before NormalizeScore (upstream's scoreResult).
+    raw_scores: dict[str, int] | None = None
 
 
 def run_points(
@@ -275,12 +277,15 @@ def run_points(
             got[f"filter/{ni.name}"] = status_of(plugin.filter(state, pi, ni))
             if got[f"filter/{ni.name}"][0] == Code.SUCCESS:
                 fits.append(ni)
+            if got[f"filter/{ni.name}"][0] == Code.ERROR:  # an error aborts scheduling
+                return run
     if not fits:
         got["postfilter"] = status_of(plugin.post_filter(state, pi, {})[1])
         return run
     selected = fits[0].name
     if len(fits) > 1:
         scores = [NodeScore(ni.name, plugin.score(state, pi, ni)[0]) for ni in fits]
+        run.raw_scores = {s.name: s.score for s in scores}
         plugin.normalize_score(state, pi, scores)
         run.scores = scores
         selected = max(scores, key=lambda s: s.score).name
