@@ -19,7 +19,9 @@ place, never the other way round.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -53,12 +55,26 @@ class _Device:
     node_local: str = ""
     selector: Mapping[str, Any] | None = None
     _var: Any = None
+    _caps: dict[str, _Capacity] | None = None
+
+    @property
+    def capacities(self) -> dict[str, _Capacity]:
+        """The device's ``capacity`` entries, parsed once (a malformed value counts as zero)."""
+        if self._caps is None:
+            self._caps = _parse_capacities(self.data.get("capacity"))
+        return self._caps
 
     @property
     def variable(self) -> Any:
         if self._var is None:
             self._var = device_variable(self.key[0], self.data)
         return self._var
+
+    def has_attribute(self, qualified: str) -> bool:
+        """Whether the device lists the attribute at all (with a value or, malformed, without)."""
+        attrs = _map(self.data.get("attributes"))
+        domain, _, ident = qualified.rpartition("/")
+        return qualified in attrs or (domain == self.key[0] and ident in attrs)
 
     def attribute(self, qualified: str) -> object:
         """A device attribute by its qualified name (``domain/id``); unqualified names in the
@@ -111,6 +127,101 @@ def _consumption(device: Mapping[str, Any]) -> list[tuple[str, dict[str, Fractio
             amounts[str(name)] = amount if amount is not None else Fraction(0)
         out.append((str(c.get("counterSet") or ""), amounts))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Capacity:
+    """One entry of a device's ``capacity`` with its ``requestPolicy`` (upstream DeviceCapacity)."""
+
+    value: Fraction
+    text: str
+    default: tuple[Fraction, str] | None = None
+    valid_values: tuple[tuple[Fraction, str], ...] = ()
+    has_range: bool = False
+    minimum: tuple[Fraction, str] | None = None
+    maximum: Fraction | None = None
+    step: Fraction | None = None
+
+
+def _quantity(value: object) -> tuple[Fraction, str] | None:
+    """A quantity with the text it was given as (results repeat the slice's spelling)."""
+    amount = _amount(value)
+    return None if amount is None else (amount, str(value))
+
+
+def _parse_capacities(raw: object) -> dict[str, _Capacity]:
+    out: dict[str, _Capacity] = {}
+    for name, entry in _map(raw).items():
+        entry = _map(entry)
+        value = _quantity(entry.get("value")) or (Fraction(0), "0")
+        policy = _map(entry.get("requestPolicy"))
+        valid_range = policy.get("validRange")
+        rng = _map(valid_range)
+        step = _quantity(rng.get("step"))
+        maximum = _quantity(rng.get("max"))
+        out[str(name)] = _Capacity(
+            value=value[0],
+            text=value[1],
+            default=_quantity(policy.get("default")),
+            valid_values=tuple(q for q in map(_quantity, _list(policy.get("validValues"))) if q is not None),
+            has_range=isinstance(valid_range, Mapping),
+            minimum=_quantity(rng.get("min")),
+            maximum=maximum[0] if maximum else None,
+            step=step[0] if step and step[0] > 0 else None,
+        )
+    return out
+
+
+def _consumed(requested: tuple[Fraction, str] | None, cap: _Capacity) -> tuple[Fraction, str]:
+    """upstream ``calculateConsumedCapacity``: no request takes the policy's default, else the
+    whole capacity; a request is rounded up to the valid range (min, then min + n * step) or to
+    the next valid value."""
+    if requested is None:
+        return cap.default or (cap.value, cap.text)
+    if cap.has_range and cap.minimum is not None:
+        low = cap.minimum
+        if requested[0] < low[0]:
+            return low
+        if cap.step is None:
+            return requested
+        steps = math.ceil((requested[0] - low[0]) / cap.step)
+        amount = low[0] + steps * cap.step
+        return amount, _format(amount)
+    if cap.valid_values:
+        for valid in cap.valid_values:
+            if requested[0] <= valid[0]:
+                return valid
+    return requested
+
+
+def _violates(amount: Fraction, cap: _Capacity) -> bool:
+    """upstream ``violatesPolicy``: the default is always fine; otherwise within max and on a
+    step from min, or one of the valid values."""
+    if cap.default is not None and amount == cap.default[0]:
+        return False
+    if cap.has_range:
+        if cap.maximum is not None and amount > cap.maximum:
+            return True
+        if cap.step is not None:
+            low = cap.minimum[0] if cap.minimum is not None else Fraction(0)
+            return (amount - low) % cap.step != 0
+        return False
+    if cap.valid_values:
+        return all(amount != valid[0] for valid in cap.valid_values)
+    return False
+
+
+def _format(amount: Fraction) -> str:
+    """A computed quantity's text: whole numbers plainly, else in milli units (or exact)."""
+    if amount.denominator == 1:
+        return str(amount.numerator)
+    milli = amount * 1000
+    return f"{milli.numerator}m" if milli.denominator == 1 else str(float(amount))
+
+
+def _new_share_id() -> str:
+    """upstream ``GenerateShareID``: a random UUID."""
+    return str(uuid.uuid4())
 
 
 def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
@@ -256,6 +367,8 @@ class _Request:
     count: int
     admin_access: bool
     tolerations: tuple[Mapping[str, Any], ...] = ()
+    #: ``capacity.requests`` (DRAConsumableCapacity): capacity name -> amount and its text.
+    capacity: Mapping[str, tuple[Fraction, str]] | None = None
 
 
 @dataclass(slots=True)
@@ -265,6 +378,9 @@ class _Constraint:
     attribute: str
     value: object = None
     users: int = 0
+    #: A ``distinctAttribute`` constraint: the values taken so far, each device's different.
+    distinct: bool = False
+    taken: list[object] = field(default_factory=list)
 
     def applies(self, req: _Request) -> bool:
         return req.claim == self.claim and (
@@ -298,9 +414,17 @@ class StableAllocator:
         classes: DeviceClassLister,
         slices: Sequence[Mapping[str, Any]],
         cel_cache: CELCache,
+        share_id: Callable[[], str] = _new_share_id,
     ) -> None:
         self.features = features
         self.allocated = allocated_state.allocated_devices
+        #: DRAConsumableCapacity: capacity other claims' shares of a device consume, and every
+        #: device they share (whose counters are taken, upstream's IsDeviceAllocated).
+        self.aggregated = allocated_state.aggregated_capacity
+        self.in_use = self.allocated | {d[:3] for d in allocated_state.allocated_shared_device_ids}
+        self.in_use |= set(self.aggregated)
+        #: Makes a result's shareID (injectable so tests get fixed ones).
+        self.share_id = share_id
         self.classes = classes
         #: Every slice parsed once; node-local ones indexed by node (each node's search reads
         #: its own and the others, not all of them).
@@ -334,8 +458,7 @@ class StableAllocator:
             raise AllocationError(
                 f"claim {claim_ref}, request {name}: admin access is requested, but the feature is disabled"
             )
-        if body.get("capacity"):
-            raise AllocationError(f"claim {claim_ref}, request {name}: consumable capacity is not supported")
+        capacity = self._capacity_requests(claim_ref, name, parent, body.get("capacity"))
         mode = body.get("allocationMode") or "ExactCount"
         count = body.get("count", 1)
         if mode == "ExactCount":
@@ -355,7 +478,27 @@ class StableAllocator:
             all_devices=mode == "All",
             count=count if mode == "ExactCount" else 0,
             admin_access=admin,
+            capacity=capacity,
         )
+
+    def _capacity_requests(
+        self, claim_ref: str, name: str, parent: str, raw: object
+    ) -> Mapping[str, tuple[Fraction, str]] | None:
+        """A request's ``capacity.requests``; with DRAConsumableCapacity off, upstream's error."""
+        if raw is None:
+            return None
+        if not self.features.consumable_capacity:
+            what = f"request {name}" if name == parent else f"subrequest {name.partition('/')[2]}"
+            raise AllocationError(
+                f"claim {claim_ref}, {what}: has capacity requests, but the DRAConsumableCapacity feature is disabled"
+            )
+        out: dict[str, tuple[Fraction, str]] = {}
+        for cname, value in _map(_map(raw).get("requests")).items():
+            amount = _quantity(value)
+            if amount is None:
+                raise AllocationError(f"claim {claim_ref}, request {name}: invalid capacity request {cname}: {value!r}")
+            out[str(cname)] = amount
+        return out
 
     def _requests(self, claims: Sequence[Mapping[str, Any]]) -> tuple[list[list[_Request]], list[_Constraint]]:
         """Per request of every claim, the alternatives to try in order (one unless firstAvailable)."""
@@ -395,14 +538,17 @@ class StableAllocator:
             for index, c in enumerate(_list(devices.get("constraints"))):
                 c = _map(c)
                 attribute = c.get("matchAttribute")
-                if c.get("distinctAttribute") is not None:
-                    raise AllocationError(f"claim {ref}: distinctAttribute constraints are not supported")
+                distinct = c.get("distinctAttribute") if attribute is None else None
+                if distinct is not None:
+                    if not self.features.consumable_capacity:
+                        raise AllocationError(f"claim {ref}: distinctAttribute constraints are not supported")
+                    attribute = distinct
                 if not isinstance(attribute, str) or not attribute:
                     raise AllocationError(
                         f"claim {ref}, constraint #{index}: empty constraint (unsupported constraint type?)"
                     )
                 names = frozenset(str(n) for n in _list(c.get("requests")))
-                constraints.append(_Constraint(ci, names, attribute))
+                constraints.append(_Constraint(ci, names, attribute, distinct=distinct is not None))
         return options, constraints
 
     # -- search ----------------------------------------------------------------------------------
@@ -453,7 +599,7 @@ class StableAllocator:
             if key not in left:
                 avail = {cs: dict(counters) for cs, counters in pool.counter_sets.items()}
                 for d in pool.devices:
-                    if d.key in self.allocated:
+                    if d.key in self.in_use:
                         for cs, amounts in _consumption(d.data):
                             for name, amount in amounts.items():
                                 if name in avail.get(cs, {}):
@@ -483,6 +629,44 @@ class StableAllocator:
                         avail[cs][name] -= sign * amount
 
         order: list[tuple[_Request, _Device]] = []
+        #: DRAConsumableCapacity: per entry of ``order``, the capacity its share of a device
+        #: consumes (None for a device given whole); per device, the shares and capacity this
+        #: search takes (upstream allocatingCapacity).
+        consumed: list[dict[str, tuple[Fraction, str]] | None] = []
+        shares: dict[DeviceID, int] = {}
+        allocating: dict[DeviceID, dict[str, Fraction]] = {}
+
+        def shared(dev: _Device) -> bool:
+            """A device several requests and claims may each take a share of."""
+            return self.features.consumable_capacity and dev.data.get("allowMultipleAllocations") is True
+
+        def new_counters(dev: _Device) -> bool:
+            """Whether taking ``dev`` consumes its counters: a shared device consumes them once."""
+            if not dev.data.get("consumesCounters"):
+                return False
+            return not shared(dev) or (not shares.get(dev.key) and dev.key not in self.in_use)
+
+        def capacity_fits(
+            req: _Request, dev: _Device, in_search: bool = True
+        ) -> dict[str, tuple[Fraction, str]] | None:
+            """upstream ``CmpRequestOverCapacity``: the capacity ``req`` consumes of ``dev``, or None
+            when the device lacks a requested capacity, a policy refuses the amount or what others
+            hold (and, ``in_search``, what this search takes) leaves too little."""
+            caps = dev.capacities
+            requested = req.capacity or {}
+            if any(name not in caps for name in requested):
+                return None
+            held = self.aggregated.get(dev.key, {})
+            taking = allocating.get(dev.key, {}) if in_search else {}
+            out: dict[str, tuple[Fraction, str]] = {}
+            for name, cap in caps.items():
+                amount = _consumed(requested.get(name), cap)
+                if _violates(amount[0], cap):
+                    return None
+                if held.get(name, Fraction(0)) + amount[0] + taking.get(name, Fraction(0)) > cap.value:
+                    return None
+                out[name] = amount
+            return out
 
         def free(dev: _Device, req: _Request) -> bool:
             """Admin access may share a device with other claims (and allocated ones), not within
@@ -498,27 +682,57 @@ class StableAllocator:
                 if not c.applies(req):
                     continue
                 value = dev.attribute(c.attribute)
-                if value is None or (c.users and value != c.value):
+                if c.distinct:
+                    if value is None and dev.has_attribute(c.attribute):
+                        raise AllocationError(
+                            f"claim {req.claim_ref}, request {req.name}: device {'/'.join(dev.key)}, "
+                            f"attribute {c.attribute}: unsupported attribute value"
+                        )
+                    if value is None or value in c.taken:
+                        return None
+                elif value is None or (c.users and value != c.value):
                     return None
                 used.append(c)
             return used
 
-        def take(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
-            picked.setdefault(dev.key, set()).add(req.claim)
-            if dev.data.get("consumesCounters"):
+        def take(
+            req: _Request, dev: _Device, used: list[_Constraint], share: dict[str, tuple[Fraction, str]] | None = None
+        ) -> None:
+            if new_counters(dev):
                 consume(dev, +1)
+            if shared(dev):
+                shares[dev.key] = shares.get(dev.key, 0) + 1
+                taking = allocating.setdefault(dev.key, {})
+                for name, (amount, _) in (share or {}).items():
+                    taking[name] = taking.get(name, Fraction(0)) + amount
+                consumed.append(share or {})
+            else:
+                picked.setdefault(dev.key, set()).add(req.claim)
+                consumed.append(None)
             order.append((req, dev))
             for c in used:
+                if c.distinct:
+                    c.taken.append(dev.attribute(c.attribute))
+                    continue
                 if c.users == 0:
                     c.value = dev.attribute(c.attribute)
                 c.users += 1
 
         def give_back(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
-            picked[dev.key].discard(req.claim)
-            if dev.data.get("consumesCounters"):
+            share = consumed.pop()
+            if share is not None:
+                shares[dev.key] -= 1
+                for name, (amount, _) in share.items():
+                    allocating[dev.key][name] -= amount
+            else:
+                picked[dev.key].discard(req.claim)
+            if new_counters(dev):
                 consume(dev, -1)
             order.pop()
             for c in used:
+                if c.distinct:
+                    c.taken.pop()
+                    continue
                 c.users -= 1
 
         def place(ri: int) -> bool:
@@ -526,6 +740,10 @@ class StableAllocator:
                 return True
             for req in options[ri]:
                 candidates = [d for d in devices if self._selected(req, d)]
+                if self.features.consumable_capacity:
+                    # upstream: devices whose capacity cannot serve the request are not
+                    # candidates ("all" of them are those that can, given other claims' shares).
+                    candidates = [d for d in candidates if capacity_fits(req, d, in_search=False) is not None]
                 if req.all_devices:
                     if incomplete:
                         raise AllocationError(
@@ -545,12 +763,12 @@ class StableAllocator:
             if need == 0:
                 return place(ri + 1)
             for i in range(start, len(candidates)):
-                if len(candidates) - i < need:
+                if len(candidates) - i < need and not any(shared(d) for d in candidates[i:]):
                     return False
                 dev = candidates[i]
                 if not free(dev, req):
                     continue
-                if dev.data.get("consumesCounters") and not counters_fit(dev):
+                if new_counters(dev) and not counters_fit(dev):
                     continue
                 used = fits_constraints(req, dev)
                 if used is None:
@@ -560,8 +778,14 @@ class StableAllocator:
                             f"{'/'.join(dev.key)} because a claim constraint would not be satisfied"
                         )
                     continue
-                take(req, dev, used)
-                if pick(ri, req, candidates, need - 1, i + 1):
+                share = capacity_fits(req, dev) if self.features.consumable_capacity else None
+                if self.features.consumable_capacity and share is None:
+                    continue
+                take(req, dev, used, share)
+                # upstream searches every device again for a request's next device: a shared one
+                # may serve the same request twice (not with "all", where each is taken once).
+                again = i if shared(dev) and not req.all_devices else i + 1
+                if pick(ri, req, candidates, need - 1, again):
                     return True
                 give_back(req, dev, used)
             return False
@@ -571,7 +795,7 @@ class StableAllocator:
                 # Not fatal: other nodes may do; reported only if every node fails.
                 raise FailedAllocationOnNode("invalid resource pools were encountered")
             return []
-        return self._results(claims, options, order, node)
+        return self._results(claims, options, order, node, consumed)
 
     def _results(
         self,
@@ -579,6 +803,7 @@ class StableAllocator:
         options: list[list[_Request]],
         order: list[tuple[_Request, _Device]],
         node: Mapping[str, Any] | None,
+        consumed: Sequence[Mapping[str, tuple[Fraction, str]] | None] = (),
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for ci, claim in enumerate(claims):
@@ -586,7 +811,7 @@ class StableAllocator:
             local_first = ""
             selectors: list[Mapping[str, Any]] = []
             chosen: dict[str, _Request] = {}
-            for req, dev in order:
+            for index, (req, dev) in enumerate(order):
                 if req.claim != ci:
                     continue
                 chosen[req.parent] = req
@@ -598,6 +823,11 @@ class StableAllocator:
                 }
                 if req.admin_access:
                     entry["adminAccess"] = True
+                share = consumed[index] if index < len(consumed) else None
+                if share is not None:
+                    entry["shareID"] = self.share_id()
+                    if share:
+                        entry["consumedCapacity"] = {name: text for name, (_, text) in share.items()}
                 results.append(entry)
                 if dev.node_local:
                     local_first = local_first or dev.node_local
