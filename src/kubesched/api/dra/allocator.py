@@ -323,12 +323,18 @@ def _parse_slice(s: Mapping[str, Any]) -> _Slice:
     return _Slice(driver, pool_name, generation, slice_count, placement, per_device, counter_sets, devices)
 
 
-def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None) -> list[_Pool]:
+def _gather_pools(
+    slices: Iterable[_Slice], node: Mapping[str, Any] | None, partitionable: bool = False
+) -> list[_Pool]:
     """upstream ``GatherPools``: the pools ``node`` can use, each at its newest generation, in
-    driver and pool order."""
+    driver and pool order. Slices with per-device node selection and the pool's counter sets are
+    DRAPartitionableDevices' (without it, such a slice is ignored)."""
     name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
     pools: dict[tuple[str, str], _Pool] = {}
+    counter_set_names: dict[tuple[str, str], list[str]] = {}
     for sl in slices:
+        if sl.per_device and not partitionable:
+            continue
         if not sl.per_device and not sl.placement.usable_on(node, name):
             continue
         key = (sl.driver, sl.pool)
@@ -340,6 +346,9 @@ def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None) -> l
         current.slices += 1
         for cs_name, counters in sl.counter_sets:
             current.counter_sets.setdefault(cs_name, {}).update(counters)
+        if current.slices == 1:
+            counter_set_names[key] = []
+        counter_set_names[key] += [cs_name for cs_name, _ in sl.counter_sets]
         for device, own in sl.devices:
             if own is None or own.usable_on(node, name):
                 current.devices.append(device)
@@ -349,7 +358,30 @@ def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None) -> l
             if device.key[2] in seen:
                 gathered.invalid = f"duplicate device name {device.key[2]}"
             seen.add(device.key[2])
+        if partitionable:
+            gathered.invalid = gathered.invalid or _invalid_counters(
+                gathered, counter_set_names.get((gathered.driver, gathered.name), [])
+            )
     return [pools[k] for k in sorted(pools)]
+
+
+def _invalid_counters(pool: _Pool, set_names: list[str]) -> str:
+    """upstream's pool validation for partitionable devices: each counter set once in the pool,
+    and every counter a device consumes in one of the pool's counter sets."""
+    seen: set[str] = set()
+    for set_name in set_names:
+        if set_name in seen:
+            return f"duplicate counter set name {set_name}"
+        seen.add(set_name)
+    for device in pool.devices:
+        for set_name, amounts in _consumption(device.data):
+            counters = pool.counter_sets.get(set_name)
+            if counters is None:
+                return f"device {device.key[2]} consumes counters of unknown counter set {set_name}"
+            for counter in amounts:
+                if counter not in counters:
+                    return f"device {device.key[2]} consumes unknown counter {counter} of counter set {set_name}"
+    return ""
 
 
 @dataclass(slots=True)
@@ -582,7 +614,7 @@ class StableAllocator:
         options, constraints = self._requests(claims)
         name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
         indices = sorted(self._by_node.get(name, []) + self._elsewhere)
-        pools = _gather_pools((self._slices[i] for i in indices), node)
+        pools = _gather_pools((self._slices[i] for i in indices), node, self.features.partitionable_devices)
         # Pools being updated (not every slice of the newest generation seen) and invalid pools
         # give no devices, as upstream's search skips them.
         devices = [d for p in pools if not p.incomplete and not p.invalid for d in p.devices]
@@ -763,7 +795,7 @@ class StableAllocator:
             if need == 0:
                 return place(ri + 1)
             for i in range(start, len(candidates)):
-                if len(candidates) - i < need and not any(shared(d) for d in candidates[i:]):
+                if len(candidates) - i < need and (req.all_devices or not any(shared(d) for d in candidates[i:])):
                     return False
                 dev = candidates[i]
                 if not free(dev, req):
