@@ -1,6 +1,8 @@
 """Upstream's allocator table (TestAllocator,
 staging/src/k8s.io/dynamic-resource-allocation/structured/internal/allocatortesting/allocator_testing.go,
-v1.37) as data (data/allocator_cases.yaml), run against kubesched.api.dra.structured."""
+v1.37) as data (data/allocator_cases.yaml), run against kubesched.api.dra.structured. Shared
+devices' results carry upstream's fixedShareID (the allocator is given a generator returning it,
+where upstream's test overwrites the random ones); consumed capacities compare as quantities."""
 
 from __future__ import annotations
 
@@ -14,6 +16,25 @@ from kubesched.api.dra.structured import AllocatedState, AllocationError, CELCac
 from kubesched.api.quantity import parse_quantity
 
 CASES: dict[str, dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "data" / "allocator_cases.yaml").read_text())
+
+SKIPPED: dict[str, str] = {
+    # Partitionable devices and consumable capacity rows left out, with the reason.
+    "partitionable-devices-devices-on-different-nodes-consume-same-counter-set": (
+        "multi-host pools: a pool's slices for other nodes (their devices' counters, the pool's "
+        "completeness) are not gathered for this node"
+    ),
+    "partitionable-devices-validation-error-on-non-targeting-slice": (
+        "multi-host pools: a slice for another node is not gathered, so its invalid counter use is not seen"
+    ),
+    "partitionable-devices-with-binding-conditions": "binding conditions (DRADeviceBindingConditions): another change",
+    "partitionable-devices-with-binding-conditions-multiple": "binding conditions",
+    "partitionable-devices-with-binding-conditions-some-devices-no-conditions": "binding conditions",
+    "partitionable-devices-with-binding-conditions-multi-slices": "binding conditions",
+    "partitionable-devices-with-binding-conditions-and-taints": "binding conditions",
+    "partitionable-devices-with-binding-conditions-and-taints-tolerated": "binding conditions",
+    "list-attributes-*": "DRAListTypeAttributes (list-valued attributes in match/distinct constraints): after v1.37",
+}
+"""Upstream rows not in the YAML and why (the table's other rows not there are another change's)."""
 
 
 class _Classes:
@@ -254,3 +275,10 @@ def test_allocator_table(name: str) -> None:
             for src, reqs, driver, attr in case["config"]
         ]
         assert got[0]["devices"].get("config") == want
+
+
+def test_skipped_rows_are_not_in_the_table() -> None:
+    """SKIPPED names upstream rows left out; none of them may be in the YAML as well."""
+    for name in SKIPPED:
+        prefix = name.removesuffix("*")
+        assert not any(c == name or (name.endswith("*") and c.startswith(prefix)) for c in CASES)

@@ -10,11 +10,15 @@ holds. ``firstAvailable`` tries the subrequests in order. The first complete ass
 the result, so equal inputs give upstream's devices.
 
 Partitionable devices share their pool's counters and device taints keep devices from requests
-that do not tolerate them, each when its feature is on. Not modelled: consumable capacity (a request
-with ``capacity`` is refused with an AllocationError; a device allowing several allocations is
-exclusive here), ``distinctAttribute`` (refused), binding conditions (such a device is not offered),
-taints from DeviceTaintRules. Conservative every time: a pod may stay pending that upstream would
-place, never the other way round.
+that do not tolerate them, each when its feature is on. With DRAConsumableCapacity (upstream's
+experimental allocator, structured/internal/experimental): a device with
+``allowMultipleAllocations`` is shared, each request taking a share (a ``shareID``) and consuming
+its ``capacity.requests`` rounded by the capacity's ``requestPolicy`` (``consumedCapacity``), next
+to the shares of other claims (AllocatedState.aggregated_capacity); a shared device consumes its
+counters once; ``distinctAttribute`` constraints want a different value on every device. Not
+modelled: binding conditions (such a device is not offered), taints from DeviceTaintRules,
+multi-host pools (slices of one pool for other nodes). Conservative every time: a pod may stay
+pending that upstream would place, never the other way round.
 """
 
 from __future__ import annotations
@@ -323,9 +327,7 @@ def _parse_slice(s: Mapping[str, Any]) -> _Slice:
     return _Slice(driver, pool_name, generation, slice_count, placement, per_device, counter_sets, devices)
 
 
-def _gather_pools(
-    slices: Iterable[_Slice], node: Mapping[str, Any] | None, partitionable: bool = False
-) -> list[_Pool]:
+def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None, partitionable: bool = False) -> list[_Pool]:
     """upstream ``GatherPools``: the pools ``node`` can use, each at its newest generation, in
     driver and pool order. Slices with per-device node selection and the pool's counter sets are
     DRAPartitionableDevices' (without it, such a slice is ignored)."""
