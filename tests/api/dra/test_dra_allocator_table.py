@@ -248,7 +248,7 @@ def test_allocator_table(name: str) -> None:
         _Classes(case.get("classes", {"class-a": "driver-a"})),
         [_slice(r) for r in case["slices"]],
         CELCache(),
-        share_id=lambda: FIXED_SHARE_ID,
+        share_id=lambda _: FIXED_SHARE_ID,
     )
     claims = [_claim(c) for c in case["claims"]]
     node = _node(case.get("node", "node-1"))

@@ -67,7 +67,7 @@ def _claim(name: str, capacity: Any = None) -> dict[str, Any]:
 def _allocate(
     slices: list[dict[str, Any]], claim: dict[str, Any], state: AllocatedState, features: Features = ON
 ) -> list[dict[str, Any]]:
-    allocator = new_allocator(features, state, _Classes(), slices, CELCache(), share_id=lambda: SHARE)
+    allocator = new_allocator(features, state, _Classes(), slices, CELCache(), share_id=lambda _: SHARE)
     return allocator.allocate(NODE, [claim])
 
 

@@ -223,8 +223,8 @@ def _format(amount: Fraction) -> str:
     return f"{milli.numerator}m" if milli.denominator == 1 else str(float(amount))
 
 
-def _new_share_id() -> str:
-    """upstream ``GenerateShareID``: a random UUID."""
+def _new_share_id(key: str) -> str:
+    """upstream ``GenerateShareID``: a random UUID (``key`` names the share; unused here)."""
     return str(uuid.uuid4())
 
 
@@ -448,7 +448,7 @@ class StableAllocator:
         classes: DeviceClassLister,
         slices: Sequence[Mapping[str, Any]],
         cel_cache: CELCache,
-        share_id: Callable[[], str] = _new_share_id,
+        share_id: Callable[[str], str] = _new_share_id,
     ) -> None:
         self.features = features
         self.allocated = allocated_state.allocated_devices
@@ -457,7 +457,8 @@ class StableAllocator:
         self.aggregated = allocated_state.aggregated_capacity
         self.in_use = self.allocated | {d[:3] for d in allocated_state.allocated_shared_device_ids}
         self.in_use |= set(self.aggregated)
-        #: Makes a result's shareID (injectable so tests get fixed ones).
+        #: Makes a result's shareID from a key naming the share (claim, request, device, result
+        #: index): injectable, so the simulation draws reproducible ones and tests fixed ones.
         self.share_id = share_id
         self.classes = classes
         #: Every slice parsed once; node-local ones indexed by node (each node's search reads
@@ -859,7 +860,9 @@ class StableAllocator:
                     entry["adminAccess"] = True
                 share = consumed[index] if index < len(consumed) else None
                 if share is not None:
-                    entry["shareID"] = self.share_id()
+                    md = _map(claim.get("metadata"))
+                    owner = md.get("uid") or _kobj(md)
+                    entry["shareID"] = self.share_id(f"{owner}/{req.name}/{'/'.join(dev.key)}/{len(results)}")
                     if share:
                         entry["consumedCapacity"] = {name: text for name, (_, text) in share.items()}
                 results.append(entry)

@@ -50,10 +50,10 @@ def new_allocator(
     classes: DeviceClassLister,
     slices: Sequence[Mapping[str, Any]],
     cel_cache: CELCache,
-    share_id: Callable[[], str] | None = None,
+    share_id: Callable[[str], str] | None = None,
 ) -> Allocator:
-    """Upstream structured.NewAllocator; ``share_id`` makes the shareIDs of shared devices'
-    results (upstream's random UUIDs by default)."""
+    """Upstream structured.NewAllocator; ``share_id`` makes the shareID of a shared device's result
+    from a key naming the share (upstream's random UUIDs by default)."""
     if share_id is None:
         return StableAllocator(features, allocated_state, classes, slices, cel_cache)
     return StableAllocator(features, allocated_state, classes, slices, cel_cache, share_id)
