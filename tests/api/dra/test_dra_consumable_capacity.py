@@ -161,3 +161,20 @@ def test_malformed_capacities_do_not_raise(device: dict[str, Any], capacity: Any
 def test_malformed_capacity_request_is_the_claims_error() -> None:
     with pytest.raises(AllocationError, match="invalid capacity request capacity-0"):
         _allocate([_slice(_shared())], _claim("claim-0", capacity="plenty"), _empty())
+
+
+@pytest.mark.parametrize(
+    ("policy", "wanted", "consumed"),
+    [
+        # upstream roundUpRange: min + ceil((request - min) / step) * step, in the step's format.
+        ({"validRange": {"min": "1Gi", "step": "1Gi", "max": "8Gi"}}, "1536Mi", "2Gi"),
+        ({"validRange": {"min": "1k", "step": "500"}}, "1200", "1500"),
+        ({"validRange": {"min": "100m", "step": "100m"}}, "150m", "200m"),
+        ({"validRange": {"min": "1Gi"}}, "100Mi", "1Gi"),  # below min: min
+        ({"validValues": ["1Gi", "4Gi"]}, "2Gi", "4Gi"),  # roundUpValidValues
+    ],
+)
+def test_request_policy_rounding(policy: dict[str, Any], wanted: str, consumed: str) -> None:
+    slices = [_slice(_shared(capacity="8Gi", policy=policy))]
+    [allocation] = _allocate(slices, _claim("claim-0", capacity=wanted), _empty())
+    assert allocation["devices"]["results"][0]["consumedCapacity"] == {"capacity-0": consumed}

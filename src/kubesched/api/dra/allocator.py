@@ -145,6 +145,7 @@ class _Capacity:
     minimum: tuple[Fraction, str] | None = None
     maximum: Fraction | None = None
     step: Fraction | None = None
+    step_text: str = ""
 
 
 def _quantity(value: object) -> tuple[Fraction, str] | None:
@@ -172,6 +173,7 @@ def _parse_capacities(raw: object) -> dict[str, _Capacity]:
             minimum=_quantity(rng.get("min")),
             maximum=maximum[0] if maximum else None,
             step=step[0] if step and step[0] > 0 else None,
+            step_text=step[1] if step else "",
         )
     return out
 
@@ -190,7 +192,7 @@ def _consumed(requested: tuple[Fraction, str] | None, cap: _Capacity) -> tuple[F
             return requested
         steps = math.ceil((requested[0] - low[0]) / cap.step)
         amount = low[0] + steps * cap.step
-        return amount, _format(amount)
+        return amount, _format(amount, binary=cap.step_text.endswith("i"))
     if cap.valid_values:
         for valid in cap.valid_values:
             if requested[0] <= valid[0]:
@@ -215,12 +217,22 @@ def _violates(amount: Fraction, cap: _Capacity) -> bool:
     return False
 
 
-def _format(amount: Fraction) -> str:
-    """A computed quantity's text: whole numbers plainly, else in milli units (or exact)."""
-    if amount.denominator == 1:
-        return str(amount.numerator)
-    milli = amount * 1000
-    return f"{milli.numerator}m" if milli.denominator == 1 else str(float(amount))
+def _format(amount: Fraction, binary: bool = False) -> str:
+    """A computed quantity's canonical text (resource.Quantity's String) in the step's format:
+    binary (``Ki`` .. ``Ei``) or decimal (``k`` .. ``E``) suffixes for whole multiples, milli units
+    for fractions."""
+    if amount.denominator != 1:
+        milli = amount * 1000
+        return f"{milli.numerator}m" if milli.denominator == 1 else str(float(amount))
+    value, base = amount.numerator, 1024 if binary else 1000
+    suffixes = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei") if binary else ("k", "M", "G", "T", "P", "E")
+    suffix = ""
+    for next_suffix in suffixes:
+        if value == 0 or value % base:
+            break
+        value //= base
+        suffix = next_suffix
+    return f"{value}{suffix}"
 
 
 def _new_share_id(key: str) -> str:
