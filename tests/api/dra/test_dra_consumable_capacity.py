@@ -178,3 +178,10 @@ def test_request_policy_rounding(policy: dict[str, Any], wanted: str, consumed: 
     slices = [_slice(_shared(capacity="8Gi", policy=policy))]
     [allocation] = _allocate(slices, _claim("claim-0", capacity=wanted), _empty())
     assert allocation["devices"]["results"][0]["consumedCapacity"] == {"capacity-0": consumed}
+
+
+def test_consumed_capacity_is_written_canonically() -> None:
+    """A request of 2048Mi reads back as upstream's resource.Quantity writes it: 2Gi."""
+    slices = [_slice(_shared(capacity="8Gi", policy=None))]
+    [allocation] = _allocate(slices, _claim("claim-0", capacity="2048Mi"), _empty())
+    assert allocation["devices"]["results"][0]["consumedCapacity"] == {"capacity-0": "2Gi"}

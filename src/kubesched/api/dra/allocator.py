@@ -149,9 +149,9 @@ class _Capacity:
 
 
 def _quantity(value: object) -> tuple[Fraction, str] | None:
-    """A quantity with the text it was given as (results repeat the slice's spelling)."""
+    """A quantity with its canonical text (as upstream writes a parsed resource.Quantity back)."""
     amount = _amount(value)
-    return None if amount is None else (amount, str(value))
+    return None if amount is None else (amount, _format(amount, binary=str(value).strip().endswith("i")))
 
 
 def _parse_capacities(raw: object) -> dict[str, _Capacity]:
