@@ -10,16 +10,22 @@ holds. ``firstAvailable`` tries the subrequests in order. The first complete ass
 the result, so equal inputs give upstream's devices.
 
 Partitionable devices share their pool's counters and device taints keep devices from requests
-that do not tolerate them, each when its feature is on. Not modelled: consumable capacity (a request
-with ``capacity`` is refused with an AllocationError; a device allowing several allocations is
-exclusive here), ``distinctAttribute`` (refused), binding conditions (such a device is not offered),
-taints from DeviceTaintRules. Conservative every time: a pod may stay pending that upstream would
-place, never the other way round.
+that do not tolerate them, each when its feature is on. With DRAConsumableCapacity (upstream's
+experimental allocator, structured/internal/experimental): a device with
+``allowMultipleAllocations`` is shared, each request taking a share (a ``shareID``) and consuming
+its ``capacity.requests`` rounded by the capacity's ``requestPolicy`` (``consumedCapacity``), next
+to the shares of other claims (AllocatedState.aggregated_capacity); a shared device consumes its
+counters once; ``distinctAttribute`` constraints want a different value on every device. Not
+modelled: binding conditions (such a device is not offered), taints from DeviceTaintRules,
+multi-host pools (slices of one pool for other nodes). Conservative every time: a pod may stay
+pending that upstream would place, never the other way round.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -53,12 +59,26 @@ class _Device:
     node_local: str = ""
     selector: Mapping[str, Any] | None = None
     _var: Any = None
+    _caps: dict[str, _Capacity] | None = None
+
+    @property
+    def capacities(self) -> dict[str, _Capacity]:
+        """The device's ``capacity`` entries, parsed once (a malformed value counts as zero)."""
+        if self._caps is None:
+            self._caps = _parse_capacities(self.data.get("capacity"))
+        return self._caps
 
     @property
     def variable(self) -> Any:
         if self._var is None:
             self._var = device_variable(self.key[0], self.data)
         return self._var
+
+    def has_attribute(self, qualified: str) -> bool:
+        """Whether the device lists the attribute at all (with a value or, malformed, without)."""
+        attrs = _map(self.data.get("attributes"))
+        domain, _, ident = qualified.rpartition("/")
+        return qualified in attrs or (domain == self.key[0] and ident in attrs)
 
     def attribute(self, qualified: str) -> object:
         """A device attribute by its qualified name (``domain/id``); unqualified names in the
@@ -111,6 +131,113 @@ def _consumption(device: Mapping[str, Any]) -> list[tuple[str, dict[str, Fractio
             amounts[str(name)] = amount if amount is not None else Fraction(0)
         out.append((str(c.get("counterSet") or ""), amounts))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Capacity:
+    """One entry of a device's ``capacity`` with its ``requestPolicy`` (upstream DeviceCapacity)."""
+
+    value: Fraction
+    text: str
+    default: tuple[Fraction, str] | None = None
+    valid_values: tuple[tuple[Fraction, str], ...] = ()
+    has_range: bool = False
+    minimum: tuple[Fraction, str] | None = None
+    maximum: Fraction | None = None
+    step: Fraction | None = None
+    step_text: str = ""
+
+
+def _quantity(value: object) -> tuple[Fraction, str] | None:
+    """A quantity with its canonical text (as upstream writes a parsed resource.Quantity back)."""
+    amount = _amount(value)
+    return None if amount is None else (amount, _format(amount, binary=str(value).strip().endswith("i")))
+
+
+def _parse_capacities(raw: object) -> dict[str, _Capacity]:
+    out: dict[str, _Capacity] = {}
+    for name, entry in _map(raw).items():
+        entry = _map(entry)
+        value = _quantity(entry.get("value")) or (Fraction(0), "0")
+        policy = _map(entry.get("requestPolicy"))
+        valid_range = policy.get("validRange")
+        rng = _map(valid_range)
+        step = _quantity(rng.get("step"))
+        maximum = _quantity(rng.get("max"))
+        out[str(name)] = _Capacity(
+            value=value[0],
+            text=value[1],
+            default=_quantity(policy.get("default")),
+            valid_values=tuple(q for q in map(_quantity, _list(policy.get("validValues"))) if q is not None),
+            has_range=isinstance(valid_range, Mapping),
+            minimum=_quantity(rng.get("min")),
+            maximum=maximum[0] if maximum else None,
+            step=step[0] if step and step[0] > 0 else None,
+            step_text=step[1] if step else "",
+        )
+    return out
+
+
+def _consumed(requested: tuple[Fraction, str] | None, cap: _Capacity) -> tuple[Fraction, str]:
+    """upstream ``calculateConsumedCapacity``: no request takes the policy's default, else the
+    whole capacity; a request is rounded up to the valid range (min, then min + n * step) or to
+    the next valid value."""
+    if requested is None:
+        return cap.default or (cap.value, cap.text)
+    if cap.has_range and cap.minimum is not None:
+        low = cap.minimum
+        if requested[0] < low[0]:
+            return low
+        if cap.step is None:
+            return requested
+        steps = math.ceil((requested[0] - low[0]) / cap.step)
+        amount = low[0] + steps * cap.step
+        return amount, _format(amount, binary=cap.step_text.endswith("i"))
+    if cap.valid_values:
+        for valid in cap.valid_values:
+            if requested[0] <= valid[0]:
+                return valid
+    return requested
+
+
+def _violates(amount: Fraction, cap: _Capacity) -> bool:
+    """upstream ``violatesPolicy``: the default is always fine; otherwise within max and on a
+    step from min, or one of the valid values."""
+    if cap.default is not None and amount == cap.default[0]:
+        return False
+    if cap.has_range:
+        if cap.maximum is not None and amount > cap.maximum:
+            return True
+        if cap.step is not None:
+            low = cap.minimum[0] if cap.minimum is not None else Fraction(0)
+            return (amount - low) % cap.step != 0
+        return False
+    if cap.valid_values:
+        return all(amount != valid[0] for valid in cap.valid_values)
+    return False
+
+
+def _format(amount: Fraction, binary: bool = False) -> str:
+    """A computed quantity's canonical text (resource.Quantity's String) in the step's format:
+    binary (``Ki`` .. ``Ei``) or decimal (``k`` .. ``E``) suffixes for whole multiples, milli units
+    for fractions."""
+    if amount.denominator != 1:
+        milli = amount * 1000
+        return f"{milli.numerator}m" if milli.denominator == 1 else str(float(amount))
+    value, base = amount.numerator, 1024 if binary else 1000
+    suffixes = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei") if binary else ("k", "M", "G", "T", "P", "E")
+    suffix = ""
+    for next_suffix in suffixes:
+        if value == 0 or value % base:
+            break
+        value //= base
+        suffix = next_suffix
+    return f"{value}{suffix}"
+
+
+def _new_share_id(key: str) -> str:
+    """upstream ``GenerateShareID``: a random UUID (``key`` names the share; unused here)."""
+    return str(uuid.uuid4())
 
 
 def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
@@ -212,12 +339,16 @@ def _parse_slice(s: Mapping[str, Any]) -> _Slice:
     return _Slice(driver, pool_name, generation, slice_count, placement, per_device, counter_sets, devices)
 
 
-def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None) -> list[_Pool]:
+def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None, partitionable: bool = False) -> list[_Pool]:
     """upstream ``GatherPools``: the pools ``node`` can use, each at its newest generation, in
-    driver and pool order."""
+    driver and pool order. Slices with per-device node selection and the pool's counter sets are
+    DRAPartitionableDevices' (without it, such a slice is ignored)."""
     name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
     pools: dict[tuple[str, str], _Pool] = {}
+    counter_set_names: dict[tuple[str, str], list[str]] = {}
     for sl in slices:
+        if sl.per_device and not partitionable:
+            continue
         if not sl.per_device and not sl.placement.usable_on(node, name):
             continue
         key = (sl.driver, sl.pool)
@@ -229,6 +360,9 @@ def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None) -> l
         current.slices += 1
         for cs_name, counters in sl.counter_sets:
             current.counter_sets.setdefault(cs_name, {}).update(counters)
+        if current.slices == 1:
+            counter_set_names[key] = []
+        counter_set_names[key] += [cs_name for cs_name, _ in sl.counter_sets]
         for device, own in sl.devices:
             if own is None or own.usable_on(node, name):
                 current.devices.append(device)
@@ -238,7 +372,30 @@ def _gather_pools(slices: Iterable[_Slice], node: Mapping[str, Any] | None) -> l
             if device.key[2] in seen:
                 gathered.invalid = f"duplicate device name {device.key[2]}"
             seen.add(device.key[2])
+        if partitionable:
+            gathered.invalid = gathered.invalid or _invalid_counters(
+                gathered, counter_set_names.get((gathered.driver, gathered.name), [])
+            )
     return [pools[k] for k in sorted(pools)]
+
+
+def _invalid_counters(pool: _Pool, set_names: list[str]) -> str:
+    """upstream's pool validation for partitionable devices: each counter set once in the pool,
+    and every counter a device consumes in one of the pool's counter sets."""
+    seen: set[str] = set()
+    for set_name in set_names:
+        if set_name in seen:
+            return f"duplicate counter set name {set_name}"
+        seen.add(set_name)
+    for device in pool.devices:
+        for set_name, amounts in _consumption(device.data):
+            counters = pool.counter_sets.get(set_name)
+            if counters is None:
+                return f"device {device.key[2]} consumes counters of unknown counter set {set_name}"
+            for counter in amounts:
+                if counter not in counters:
+                    return f"device {device.key[2]} consumes unknown counter {counter} of counter set {set_name}"
+    return ""
 
 
 @dataclass(slots=True)
@@ -256,6 +413,8 @@ class _Request:
     count: int
     admin_access: bool
     tolerations: tuple[Mapping[str, Any], ...] = ()
+    #: ``capacity.requests`` (DRAConsumableCapacity): capacity name -> amount and its text.
+    capacity: Mapping[str, tuple[Fraction, str]] | None = None
 
 
 @dataclass(slots=True)
@@ -265,6 +424,9 @@ class _Constraint:
     attribute: str
     value: object = None
     users: int = 0
+    #: A ``distinctAttribute`` constraint: the values taken so far, each device's different.
+    distinct: bool = False
+    taken: list[object] = field(default_factory=list)
 
     def applies(self, req: _Request) -> bool:
         return req.claim == self.claim and (
@@ -298,9 +460,18 @@ class StableAllocator:
         classes: DeviceClassLister,
         slices: Sequence[Mapping[str, Any]],
         cel_cache: CELCache,
+        share_id: Callable[[str], str] = _new_share_id,
     ) -> None:
         self.features = features
         self.allocated = allocated_state.allocated_devices
+        #: DRAConsumableCapacity: capacity other claims' shares of a device consume, and every
+        #: device they share (whose counters are taken, upstream's IsDeviceAllocated).
+        self.aggregated = allocated_state.aggregated_capacity
+        self.in_use = self.allocated | {d[:3] for d in allocated_state.allocated_shared_device_ids}
+        self.in_use |= set(self.aggregated)
+        #: Makes a result's shareID from a key naming the share (claim, request, device, result
+        #: index): injectable, so the simulation draws reproducible ones and tests fixed ones.
+        self.share_id = share_id
         self.classes = classes
         #: Every slice parsed once; node-local ones indexed by node (each node's search reads
         #: its own and the others, not all of them).
@@ -334,8 +505,7 @@ class StableAllocator:
             raise AllocationError(
                 f"claim {claim_ref}, request {name}: admin access is requested, but the feature is disabled"
             )
-        if body.get("capacity"):
-            raise AllocationError(f"claim {claim_ref}, request {name}: consumable capacity is not supported")
+        capacity = self._capacity_requests(claim_ref, name, parent, body.get("capacity"))
         mode = body.get("allocationMode") or "ExactCount"
         count = body.get("count", 1)
         if mode == "ExactCount":
@@ -355,7 +525,27 @@ class StableAllocator:
             all_devices=mode == "All",
             count=count if mode == "ExactCount" else 0,
             admin_access=admin,
+            capacity=capacity,
         )
+
+    def _capacity_requests(
+        self, claim_ref: str, name: str, parent: str, raw: object
+    ) -> Mapping[str, tuple[Fraction, str]] | None:
+        """A request's ``capacity.requests``; with DRAConsumableCapacity off, upstream's error."""
+        if raw is None:
+            return None
+        if not self.features.consumable_capacity:
+            what = f"request {name}" if name == parent else f"subrequest {name.partition('/')[2]}"
+            raise AllocationError(
+                f"claim {claim_ref}, {what}: has capacity requests, but the DRAConsumableCapacity feature is disabled"
+            )
+        out: dict[str, tuple[Fraction, str]] = {}
+        for cname, value in _map(_map(raw).get("requests")).items():
+            amount = _quantity(value)
+            if amount is None:
+                raise AllocationError(f"claim {claim_ref}, request {name}: invalid capacity request {cname}: {value!r}")
+            out[str(cname)] = amount
+        return out
 
     def _requests(self, claims: Sequence[Mapping[str, Any]]) -> tuple[list[list[_Request]], list[_Constraint]]:
         """Per request of every claim, the alternatives to try in order (one unless firstAvailable)."""
@@ -395,14 +585,17 @@ class StableAllocator:
             for index, c in enumerate(_list(devices.get("constraints"))):
                 c = _map(c)
                 attribute = c.get("matchAttribute")
-                if c.get("distinctAttribute") is not None:
-                    raise AllocationError(f"claim {ref}: distinctAttribute constraints are not supported")
+                distinct = c.get("distinctAttribute") if attribute is None else None
+                if distinct is not None:
+                    if not self.features.consumable_capacity:
+                        raise AllocationError(f"claim {ref}: distinctAttribute constraints are not supported")
+                    attribute = distinct
                 if not isinstance(attribute, str) or not attribute:
                     raise AllocationError(
                         f"claim {ref}, constraint #{index}: empty constraint (unsupported constraint type?)"
                     )
                 names = frozenset(str(n) for n in _list(c.get("requests")))
-                constraints.append(_Constraint(ci, names, attribute))
+                constraints.append(_Constraint(ci, names, attribute, distinct=distinct is not None))
         return options, constraints
 
     # -- search ----------------------------------------------------------------------------------
@@ -436,7 +629,7 @@ class StableAllocator:
         options, constraints = self._requests(claims)
         name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
         indices = sorted(self._by_node.get(name, []) + self._elsewhere)
-        pools = _gather_pools((self._slices[i] for i in indices), node)
+        pools = _gather_pools((self._slices[i] for i in indices), node, self.features.partitionable_devices)
         # Pools being updated (not every slice of the newest generation seen) and invalid pools
         # give no devices, as upstream's search skips them.
         devices = [d for p in pools if not p.incomplete and not p.invalid for d in p.devices]
@@ -453,7 +646,7 @@ class StableAllocator:
             if key not in left:
                 avail = {cs: dict(counters) for cs, counters in pool.counter_sets.items()}
                 for d in pool.devices:
-                    if d.key in self.allocated:
+                    if d.key in self.in_use:
                         for cs, amounts in _consumption(d.data):
                             for name, amount in amounts.items():
                                 if name in avail.get(cs, {}):
@@ -483,6 +676,44 @@ class StableAllocator:
                         avail[cs][name] -= sign * amount
 
         order: list[tuple[_Request, _Device]] = []
+        #: DRAConsumableCapacity: per entry of ``order``, the capacity its share of a device
+        #: consumes (None for a device given whole); per device, the shares and capacity this
+        #: search takes (upstream allocatingCapacity).
+        consumed: list[dict[str, tuple[Fraction, str]] | None] = []
+        shares: dict[DeviceID, int] = {}
+        allocating: dict[DeviceID, dict[str, Fraction]] = {}
+
+        def shared(dev: _Device) -> bool:
+            """A device several requests and claims may each take a share of."""
+            return self.features.consumable_capacity and dev.data.get("allowMultipleAllocations") is True
+
+        def new_counters(dev: _Device) -> bool:
+            """Whether taking ``dev`` consumes its counters: a shared device consumes them once."""
+            if not dev.data.get("consumesCounters"):
+                return False
+            return not shared(dev) or (not shares.get(dev.key) and dev.key not in self.in_use)
+
+        def capacity_fits(
+            req: _Request, dev: _Device, in_search: bool = True
+        ) -> dict[str, tuple[Fraction, str]] | None:
+            """upstream ``CmpRequestOverCapacity``: the capacity ``req`` consumes of ``dev``, or None
+            when the device lacks a requested capacity, a policy refuses the amount or what others
+            hold (and, ``in_search``, what this search takes) leaves too little."""
+            caps = dev.capacities
+            requested = req.capacity or {}
+            if any(name not in caps for name in requested):
+                return None
+            held = self.aggregated.get(dev.key, {})
+            taking = allocating.get(dev.key, {}) if in_search else {}
+            out: dict[str, tuple[Fraction, str]] = {}
+            for name, cap in caps.items():
+                amount = _consumed(requested.get(name), cap)
+                if _violates(amount[0], cap):
+                    return None
+                if held.get(name, Fraction(0)) + amount[0] + taking.get(name, Fraction(0)) > cap.value:
+                    return None
+                out[name] = amount
+            return out
 
         def free(dev: _Device, req: _Request) -> bool:
             """Admin access may share a device with other claims (and allocated ones), not within
@@ -498,27 +729,57 @@ class StableAllocator:
                 if not c.applies(req):
                     continue
                 value = dev.attribute(c.attribute)
-                if value is None or (c.users and value != c.value):
+                if c.distinct:
+                    if value is None and dev.has_attribute(c.attribute):
+                        raise AllocationError(
+                            f"claim {req.claim_ref}, request {req.name}: device {'/'.join(dev.key)}, "
+                            f"attribute {c.attribute}: unsupported attribute value"
+                        )
+                    if value is None or value in c.taken:
+                        return None
+                elif value is None or (c.users and value != c.value):
                     return None
                 used.append(c)
             return used
 
-        def take(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
-            picked.setdefault(dev.key, set()).add(req.claim)
-            if dev.data.get("consumesCounters"):
+        def take(
+            req: _Request, dev: _Device, used: list[_Constraint], share: dict[str, tuple[Fraction, str]] | None = None
+        ) -> None:
+            if new_counters(dev):
                 consume(dev, +1)
+            if shared(dev):
+                shares[dev.key] = shares.get(dev.key, 0) + 1
+                taking = allocating.setdefault(dev.key, {})
+                for name, (amount, _) in (share or {}).items():
+                    taking[name] = taking.get(name, Fraction(0)) + amount
+                consumed.append(share or {})
+            else:
+                picked.setdefault(dev.key, set()).add(req.claim)
+                consumed.append(None)
             order.append((req, dev))
             for c in used:
+                if c.distinct:
+                    c.taken.append(dev.attribute(c.attribute))
+                    continue
                 if c.users == 0:
                     c.value = dev.attribute(c.attribute)
                 c.users += 1
 
         def give_back(req: _Request, dev: _Device, used: list[_Constraint]) -> None:
-            picked[dev.key].discard(req.claim)
-            if dev.data.get("consumesCounters"):
+            share = consumed.pop()
+            if share is not None:
+                shares[dev.key] -= 1
+                for name, (amount, _) in share.items():
+                    allocating[dev.key][name] -= amount
+            else:
+                picked[dev.key].discard(req.claim)
+            if new_counters(dev):
                 consume(dev, -1)
             order.pop()
             for c in used:
+                if c.distinct:
+                    c.taken.pop()
+                    continue
                 c.users -= 1
 
         def place(ri: int) -> bool:
@@ -526,6 +787,10 @@ class StableAllocator:
                 return True
             for req in options[ri]:
                 candidates = [d for d in devices if self._selected(req, d)]
+                if self.features.consumable_capacity:
+                    # upstream: devices whose capacity cannot serve the request are not
+                    # candidates ("all" of them are those that can, given other claims' shares).
+                    candidates = [d for d in candidates if capacity_fits(req, d, in_search=False) is not None]
                 if req.all_devices:
                     if incomplete:
                         raise AllocationError(
@@ -545,12 +810,12 @@ class StableAllocator:
             if need == 0:
                 return place(ri + 1)
             for i in range(start, len(candidates)):
-                if len(candidates) - i < need:
+                if len(candidates) - i < need and (req.all_devices or not any(shared(d) for d in candidates[i:])):
                     return False
                 dev = candidates[i]
                 if not free(dev, req):
                     continue
-                if dev.data.get("consumesCounters") and not counters_fit(dev):
+                if new_counters(dev) and not counters_fit(dev):
                     continue
                 used = fits_constraints(req, dev)
                 if used is None:
@@ -560,8 +825,14 @@ class StableAllocator:
                             f"{'/'.join(dev.key)} because a claim constraint would not be satisfied"
                         )
                     continue
-                take(req, dev, used)
-                if pick(ri, req, candidates, need - 1, i + 1):
+                share = capacity_fits(req, dev) if self.features.consumable_capacity else None
+                if self.features.consumable_capacity and share is None:
+                    continue
+                take(req, dev, used, share)
+                # upstream searches every device again for a request's next device: a shared one
+                # may serve the same request twice (not with "all", where each is taken once).
+                again = i if shared(dev) and not req.all_devices else i + 1
+                if pick(ri, req, candidates, need - 1, again):
                     return True
                 give_back(req, dev, used)
             return False
@@ -571,7 +842,7 @@ class StableAllocator:
                 # Not fatal: other nodes may do; reported only if every node fails.
                 raise FailedAllocationOnNode("invalid resource pools were encountered")
             return []
-        return self._results(claims, options, order, node)
+        return self._results(claims, options, order, node, consumed)
 
     def _results(
         self,
@@ -579,6 +850,7 @@ class StableAllocator:
         options: list[list[_Request]],
         order: list[tuple[_Request, _Device]],
         node: Mapping[str, Any] | None,
+        consumed: Sequence[Mapping[str, tuple[Fraction, str]] | None] = (),
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for ci, claim in enumerate(claims):
@@ -586,7 +858,7 @@ class StableAllocator:
             local_first = ""
             selectors: list[Mapping[str, Any]] = []
             chosen: dict[str, _Request] = {}
-            for req, dev in order:
+            for index, (req, dev) in enumerate(order):
                 if req.claim != ci:
                     continue
                 chosen[req.parent] = req
@@ -598,6 +870,13 @@ class StableAllocator:
                 }
                 if req.admin_access:
                     entry["adminAccess"] = True
+                share = consumed[index] if index < len(consumed) else None
+                if share is not None:
+                    md = _map(claim.get("metadata"))
+                    owner = md.get("uid") or _kobj(md)
+                    entry["shareID"] = self.share_id(f"{owner}/{req.name}/{'/'.join(dev.key)}/{len(results)}")
+                    if share:
+                        entry["consumedCapacity"] = {name: text for name, (_, text) in share.items()}
                 results.append(entry)
                 if dev.node_local:
                     local_first = local_first or dev.node_local

@@ -76,13 +76,14 @@ def device_variable(driver: str, device: Mapping[str, Any]) -> celtypes.MapType:
     by domain (an unqualified name is in the driver's), capacities as quantities, versions as
     semantic versions."""
     attributes: dict[str, dict[str, Any]] = {}
-    for name, attr in (device.get("attributes") or {}).items():
+    raw_attributes, raw_capacity = device.get("attributes"), device.get("capacity")
+    for name, attr in (raw_attributes if isinstance(raw_attributes, Mapping) else {}).items():
         domain, _, ident = str(name).rpartition("/")
         value = _value(attr) if isinstance(attr, Mapping) else None
         if value is not None:
             attributes.setdefault(domain or driver, {})[ident] = value
     capacity: dict[str, dict[str, Any]] = {}
-    for name, cap in (device.get("capacity") or {}).items():
+    for name, cap in (raw_capacity if isinstance(raw_capacity, Mapping) else {}).items():
         domain, _, ident = str(name).rpartition("/")
         q = _capacity(cap) if isinstance(cap, Mapping) else None
         if q is not None:

@@ -7,7 +7,7 @@ The API the DynamicResources plugin imports (names as upstream's): ``new_allocat
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kubesched.api.dra.allocated import gather_allocated_state
@@ -50,6 +50,10 @@ def new_allocator(
     classes: DeviceClassLister,
     slices: Sequence[Mapping[str, Any]],
     cel_cache: CELCache,
+    share_id: Callable[[str], str] | None = None,
 ) -> Allocator:
-    """Upstream structured.NewAllocator."""
-    return StableAllocator(features, allocated_state, classes, slices, cel_cache)
+    """Upstream structured.NewAllocator; ``share_id`` makes the shareID of a shared device's result
+    from a key naming the share (upstream's random UUIDs by default)."""
+    if share_id is None:
+        return StableAllocator(features, allocated_state, classes, slices, cel_cache)
+    return StableAllocator(features, allocated_state, classes, slices, cel_cache, share_id)

@@ -17,7 +17,9 @@ has no deadline: the elapsed time is checked after the call).
 
 from __future__ import annotations
 
+import functools
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -118,6 +120,12 @@ AllocatorFactory = Callable[
 ]
 
 
+def share_id(key: str) -> str:
+    """A shared device's shareID: upstream draws a random UUID; here one derived from the share's
+    key (claim uid, request, device, result index), so simulated runs reproduce."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"kubesched-share/{key}"))
+
+
 def pod_has_resource_claims(pod: PodInfo) -> bool:
     return bool(pod.spec.get("resourceClaims"))
 
@@ -206,7 +214,9 @@ class DynamicResources(
         self.handle = handle
         self.release: Release = handle.release if handle is not None else DEFAULT_RELEASE
         self.features = allocator_features(self.release)
-        self.allocator_factory: AllocatorFactory = allocator_factory or new_allocator
+        self.allocator_factory: AllocatorFactory = allocator_factory or functools.partial(
+            new_allocator, share_id=share_id
+        )
         self.cel_cache = CELCache()
         self._tracker: ClaimTracker | None = ClaimTracker(handle.client()) if handle is not None else None
         self._post_filter_reason = () if self.release.has(NO_DRA_DEALLOCATE_REASON) else (NO_NEW_CLAIMS_TO_DEALLOCATE,)
