@@ -1,0 +1,137 @@
+"""NodeResourcesFit with extended resources backed by DRA: upstream's ``TestEnoughRequests`` rows
+about DRAExtendedResource (``pkg/scheduler/framework/plugins/noderesources/fit_test.go``), as data.
+
+Upstream's fixture: the node allocates cpu 10m, memory 20, pods 32, ``example.com/aaa`` 5,
+ephemeral-storage 20, hugepages-2Mi 5, already holds one pod (the row's ``placed`` requests), and
+the cluster has DeviceClass ``device-class-name`` with ``extendedResourceName:
+extended.resource.dra.io/something``. The gate follows the release: on in v1.37, off in v1.35.
+The row "nil draManager" is left out: it covers the kubelet's admission path (no DRA manager),
+which kubesched does not have. Each row is also checked through Filter's batch forms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from plugin_builders import make_node, make_pod, make_snapshot
+
+from kubesched.config.releases import V1_35, V1_37, Release
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Code
+from kubesched.framework.types import PodInfo
+from kubesched.plugins.noderesources import Fit
+from kubesched.testing import FakeHandle
+
+EXTENDED_A = "example.com/aaa"
+EXTENDED_B = "example.com/bbb"
+EXTENDED_DRA = "extended.resource.dra.io/something"
+DEVICE_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "device-class-name"},
+    "spec": {"extendedResourceName": EXTENDED_DRA},
+}
+ALLOCATABLE = {
+    "cpu": "10m",
+    "memory": "20",
+    "pods": "32",
+    EXTENDED_A: "5",
+    "ephemeral-storage": "20",
+    "hugepages-2Mi": "5",
+}
+
+# (name, gate on, pod requests, requests of the pod already on the node, want Filter status:
+#  None or (code, reasons)).
+ROWS: list[tuple[str, bool, dict[str, str], dict[str, str], tuple[Code, tuple[str, ...]] | None]] = [
+    ("extended resource backed by device plugin", True, {EXTENDED_A: "1"}, {}, None),
+    ("extended resource backed by DRA", True, {"cpu": "1m", "memory": "1", EXTENDED_DRA: "1"}, {}, None),
+    (
+        "extended resource backed by DRA not enabled",
+        False,
+        {"cpu": "1m", "memory": "1", EXTENDED_DRA: "1"},
+        {},
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"Insufficient {EXTENDED_DRA}",)),
+    ),
+    (
+        "extended resource NOT backed by DRA",
+        True,
+        {"cpu": "1m", "memory": "1", EXTENDED_B: "1"},
+        {},
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"Insufficient {EXTENDED_B}",)),
+    ),
+    (
+        "extended resource was backed by Device Plugin (Allocatable: 0)",
+        True,
+        {EXTENDED_DRA: "1"},
+        {EXTENDED_DRA: "0"},
+        None,
+    ),
+    (
+        "extended resource was backed by Device Plugin (Allocatable: 0), global cache",
+        True,
+        {EXTENDED_A: "1"},
+        {EXTENDED_A: "0"},
+        None,
+    ),
+]
+
+
+def _fit(release: Release) -> Fit:
+    return Fit(handle=FakeHandle(objects=[DEVICE_CLASS], release=release))
+
+
+@pytest.mark.parametrize(("name", "gate", "requests", "placed", "want"), ROWS, ids=[r[0] for r in ROWS])
+def test_enough_requests_dra_extended_resource(
+    name: str,
+    gate: bool,
+    requests: dict[str, str],
+    placed: dict[str, str],
+    want: tuple[Code, tuple[str, ...]] | None,
+) -> None:
+    release = V1_37 if gate else V1_35
+    node = make_node("node", ALLOCATABLE)
+    snap = make_snapshot([node], [make_pod("placed", node="node", requests=[placed])])
+    pl = _fit(release)
+    pod = PodInfo(make_pod("pod", requests=[requests]))
+    state = CycleState()
+    _, status = pl.pre_filter(state, pod, snap.list())
+    assert status is None
+    [ni] = snap.list()
+    got = pl.filter(state, pod, ni)
+    if want is None:
+        assert got is None
+    else:
+        assert got is not None and (got.code, tuple(got.reasons)) == want
+    rows = np.arange(snap.num_nodes())
+    assert pl.filter_batch(state, pod, snap, rows).tolist() == [want is None]
+    codes, statuses = pl.filter_batch_statuses(state, pod, snap, rows)
+    if want is None:
+        assert codes.tolist() == [-1]
+    else:
+        assert (statuses[int(codes[0])].code, tuple(statuses[int(codes[0])].reasons)) == want
+
+
+def test_a_node_advertising_the_resource_is_checked_as_usual() -> None:
+    """``shouldDelegateResourceToDRA``: allocatable above zero means the device plugin provides it."""
+    node = make_node("node", {**ALLOCATABLE, EXTENDED_DRA: "2"})
+    snap = make_snapshot([node], [make_pod("placed", node="node", requests=[{EXTENDED_DRA: "2"}])])
+    pl = _fit(V1_37)
+    pod = PodInfo(make_pod("pod", requests=[{EXTENDED_DRA: "1"}]))
+    state = CycleState()
+    pl.pre_filter(state, pod, snap.list())
+    got = pl.filter(state, pod, snap.list()[0])
+    assert got is not None and (got.code, tuple(got.reasons)) == (Code.UNSCHEDULABLE, (f"Insufficient {EXTENDED_DRA}",))
+    assert pl.filter_batch(state, pod, snap, np.arange(1)).tolist() == [False]
+
+
+def test_without_a_handle_nothing_is_delegated() -> None:
+    node = make_node("node", ALLOCATABLE)
+    snap = make_snapshot([node])
+    pl = Fit()
+    pod = PodInfo(make_pod("pod", requests=[{EXTENDED_DRA: "1"}]))
+    state = CycleState()
+    pl.pre_filter(state, pod, snap.list())
+    got = pl.filter(state, pod, snap.list()[0])
+    assert got is not None and got.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
