@@ -11,8 +11,6 @@ which kubesched does not have. Each row is also checked through Filter's batch f
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 from plugin_builders import make_node, make_pod, make_snapshot
