@@ -1,6 +1,8 @@
 """NodeResourcesFit with extended resources backed by DRA: upstream's ``TestEnoughRequests`` rows
 about DRAExtendedResource (``pkg/scheduler/framework/plugins/noderesources/fit_test.go``), as data.
 
+Also ``TestIsSchedulableAfterDeviceClassEvent``'s rows, and our sign_pod.
+
 Upstream's fixture: the node allocates cpu 10m, memory 20, pods 32, ``example.com/aaa`` 5,
 ephemeral-storage 20, hugepages-2Mi 5, already holds one pod (the row's ``placed`` requests), and
 the cluster has DeviceClass ``device-class-name`` with ``extendedResourceName:
@@ -11,15 +13,19 @@ which kubesched does not have. Each row is also checked through Filter's batch f
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from plugin_builders import make_node, make_pod, make_snapshot
 
 from kubesched.config.releases import V1_35, V1_37, Release
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import QueueingHint
 from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import Fit
+from kubesched.plugins.noderesources.fit_hints import is_schedulable_after_device_class_event
 from kubesched.testing import FakeHandle
 
 EXTENDED_A = "example.com/aaa"
@@ -133,3 +139,83 @@ def test_without_a_handle_nothing_is_delegated() -> None:
     pl.pre_filter(state, pod, snap.list())
     got = pl.filter(state, pod, snap.list()[0])
     assert got is not None and got.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def _class(name: str = "", extended: str | None = None) -> dict[str, Any]:
+    spec = {"extendedResourceName": extended} if extended is not None else {}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+# fit_test.go TestIsSchedulableAfterDeviceClassEvent: (name, pod requests, old, new, want).
+CLASS_EVENT_ROWS: list[tuple[str, dict[str, str], Any, Any, QueueingHint]] = [
+    (
+        "skip-queue-on-class-same-extended-resource-name",
+        {"memory": "2"},
+        _class(extended="example.com/gpu"),
+        _class(extended="example.com/gpu"),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "queue-on-class-add-with-implicit-extended-resource-name",
+        {"deviceclass.resource.kubernetes.io/gpuclass": "1"},
+        None,
+        _class("gpuclass", "example.com/gpu"),
+        QueueingHint.QUEUE,
+    ),
+    (
+        "skip-on-class-add-with-implicit-extended-resource-name-not-matching",
+        {"deviceclass.resource.kubernetes.io/gpuclass": "1"},
+        None,
+        _class("myclass", "example.com/gpu"),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "skip-on-class-add-with-explicit-extended-resource-name-not-matching",
+        {"example.com/othergpu": "1"},
+        None,
+        _class("myclass", "example.com/gpu"),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "skip-on-class-update-with-implicit-extended-resource-name",
+        {"deviceclass.resource.kubernetes.io/gpuclass": "1"},
+        _class("gpuclass"),
+        _class("gpuclass", "example.com/gpu"),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "queue-on-class-add-with-extended-resource-name",
+        {"example.com/gpu": "1"},
+        None,
+        _class(extended="example.com/gpu"),
+        QueueingHint.QUEUE,
+    ),
+    (
+        "queue-on-class-update-with-extended-resource-name",
+        {"example.com/gpu": "1"},
+        _class(extended="example.com/gpu1"),
+        _class(extended="example.com/gpu"),
+        QueueingHint.QUEUE,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "requests", "old", "new", "want"), CLASS_EVENT_ROWS, ids=[r[0] for r in CLASS_EVENT_ROWS]
+)
+def test_is_schedulable_after_device_class_event(
+    name: str, requests: dict[str, str], old: Any, new: Any, want: QueueingHint
+) -> None:
+    """fit_test.go ``TestIsSchedulableAfterDeviceClassEvent`` (the rows with objects of the right type)."""
+    assert is_schedulable_after_device_class_event(make_pod("pod", requests=[requests]), old, new) == want
+
+
+def test_sign_pod() -> None:
+    """A pod whose extended resource a class provides is not signed; others are, as before."""
+    pl = _fit(V1_37)
+    _, status = pl.sign_pod(PodInfo(make_pod("pod", requests=[{EXTENDED_DRA: "1"}])))
+    assert status is not None and status.code == Code.UNSCHEDULABLE
+    fragments, status = pl.sign_pod(PodInfo(make_pod("pod", requests=[{"cpu": "1", EXTENDED_A: "1"}])))
+    assert status is None and fragments
+    fragments, status = _fit(V1_35).sign_pod(PodInfo(make_pod("pod", requests=[{EXTENDED_DRA: "1"}])))
+    assert status is None and fragments

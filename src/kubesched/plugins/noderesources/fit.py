@@ -30,7 +30,7 @@ from kubesched.config.plugin_args import (
 from kubesched.config.releases import DEFAULT_RELEASE
 from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, object_event
 from kubesched.framework.interfaces import (
     BatchFilterStatusesPlugin,
     BatchScorePlugin,
@@ -46,7 +46,11 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
-from .fit_hints import is_schedulable_after_node_change, is_schedulable_after_pod_event
+from .fit_hints import (
+    is_schedulable_after_device_class_event,
+    is_schedulable_after_node_change,
+    is_schedulable_after_pod_event,
+)
 from .fits_request import InsufficientResource, fits_request
 from .least_allocated import least_resource_batch_scorer, least_resource_dense_scorer, least_resource_scorer
 from .most_allocated import most_resource_batch_scorer, most_resource_scorer
@@ -125,9 +129,11 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
     signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
-        """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses
-        pods whose extended resources DRA would provide (v1.36+); kubesched has no DRA
-        extended resources, so every pod is signed."""
+        """Its results depend only on the pod's requests (OpportunisticBatching). As upstream
+        (v1.36+), a pod requesting an extended resource that a DeviceClass provides is not signed:
+        its devices are allocated per pod (the wording of the reason is kubesched's)."""
+        if self._dra_backed(pod):
+            return [], Status(Code.UNSCHEDULABLE, "pods with extended resources backed by DRA are not signable")
         return [SignFragment(sign.RESOURCES_SIGNER, sign.resources(pod))], None
 
     def pre_filter(
@@ -280,10 +286,19 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         # InPlacePodVerticalScaling is GA in v1.35: a placed pod scaling down frees resources too.
         pod_actions = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-        return [
+        events = [
             ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), is_schedulable_after_pod_event),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), is_schedulable_after_node_change),
         ]
+        if self.enable_dra_extended_resource:
+            # A pod may wait for a class providing one of its extended resources.
+            events.append(
+                ClusterEventWithHint(
+                    object_event("DeviceClass", ActionType.ADD | ActionType.UPDATE),
+                    is_schedulable_after_device_class_event,
+                )
+            )
+        return events
 
     # -- PreScore / Score -------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -2,14 +2,17 @@
 ``isSchedulableAfterPodScaleDown``, ``isSchedulableAfterNodeChange``).
 
 With InPlacePodVerticalScaling GA in v1.35 a scale-down of a placed pod frees resources too, so pod
-updates of that kind are hinted as well as deletions. Extended resources backed by DRA device
-classes are not considered (kubesched has no DRA).
+updates of that kind are hinted as well as deletions. With DRAExtendedResource a DeviceClass
+that starts providing one of the pod's extended resources is hinted too
+(``isSchedulableAfterDeviceClassEvent``); the node hint does not yet consider resources a class
+provides (upstream's ``shouldDelegateResourceToDRA`` in ``haveAnyRequestedResourcesIncreased``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubesched.api.dra.extended_resource import RESOURCE_DEVICE_CLASS_PREFIX
 from kubesched.framework.events import QueueingHint
 from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, pod_uid, spec
 from kubesched.plugins.jsonview import as_object
@@ -82,3 +85,32 @@ def is_schedulable_after_node_change(pod: JSONObj, old: object, new: object) -> 
         )
     )
     return QueueingHint.QUEUE if increased else QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_device_class_event(pod: JSONObj, old: object, new: object) -> QueueingHint:
+    """Upstream ``isSchedulableAfterDeviceClassEvent``: a class added whose implicit name
+    (``deviceclass.resource.kubernetes.io/<class>``) the pod requests, or a class whose
+    ``extendedResourceName`` changed to one the pod requests."""
+    original = as_object(old, "DeviceClass")
+    modified = as_object(new, "DeviceClass")
+    if modified is None:
+        return QueueingHint.QUEUE_SKIP
+    requested = PodInfo(dict(pod)).requests.scalar_resources
+
+    def extended_name(obj: JSONObj) -> str:
+        spec = obj.get("spec")
+        name = spec.get("extendedResourceName") if isinstance(spec, Mapping) else None
+        return name if isinstance(name, str) else ""
+
+    if original is not None:
+        if extended_name(original) == extended_name(modified):
+            return QueueingHint.QUEUE_SKIP
+    else:
+        md = modified.get("metadata")
+        class_name = md.get("name") if isinstance(md, Mapping) else None
+        if isinstance(class_name, str) and f"{RESOURCE_DEVICE_CLASS_PREFIX}{class_name}" in requested:
+            return QueueingHint.QUEUE
+    name = extended_name(modified)
+    if name and name in requested:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
