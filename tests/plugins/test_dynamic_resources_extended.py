@@ -373,3 +373,42 @@ def test_extended_resource_name_with_resources_fail_patch() -> None:
     )
     [created] = claims_in(run)  # created and reserved before the patch
     assert created["status"]["reservedFor"] == [POD_REF]
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        [{"apiVersion": AV, "kind": "DeviceClass", "metadata": None, "spec": None}, CLASS_GPU],
+        [
+            {
+                "apiVersion": AV,
+                "kind": "DeviceClass",
+                "metadata": {"name": CLASS_NAME},
+                "spec": {"extendedResourceName": 7},
+            }
+        ],
+        [
+            CLASS_GPU,
+            {"apiVersion": AV, "kind": "ResourceClaim", "metadata": {"annotations": "x", "ownerReferences": 3}},
+        ],
+    ],
+    ids=["class-without-metadata", "extended-name-not-a-string", "malformed-claim"],
+)
+def test_bad_objects_never_raise(objects: list[dict[str, Any]]) -> None:
+    pod = ext_pod({GPU: "1"})
+    run = run_points(pod, [*objects, worker_slice(), pod], [worker()], client_type=RecordingClient)
+    assert all(code != Code.ERROR for code, _ in run.got.values())
+
+
+@pytest.mark.parametrize("quantity", ["1.5", "500m"])
+def test_a_fractional_request_is_not_allocated(quantity: str) -> None:
+    """``AsInt64`` fails for a fractional quantity (the API server refuses such a pod): the claim
+    gets no request for it, and PreBind has no mappings to write, upstream's error."""
+    pod = ext_pod({GPU: quantity})
+    run = run_points(pod, [CLASS_GPU, worker_slice(), pod], [worker()], client_type=RecordingClient)
+    assert run.got["prebind"] == (
+        Code.ERROR,
+        f"nil or empty request mappings, no update of pod {NAMESPACE}/{POD_NAME} ExtendedResourceClaimStatus",
+    )
+    [created] = claims_in(run)
+    assert created["spec"]["devices"]["requests"] == []
