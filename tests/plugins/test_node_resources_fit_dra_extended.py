@@ -1,7 +1,8 @@
 """NodeResourcesFit with extended resources backed by DRA: upstream's ``TestEnoughRequests`` rows
 about DRAExtendedResource (``pkg/scheduler/framework/plugins/noderesources/fit_test.go``), as data.
 
-Also ``TestIsSchedulableAfterDeviceClassEvent``'s rows, and our sign_pod.
+Also ``TestIsSchedulableAfterDeviceClassEvent``'s rows, ``TestHaveAnyRequestedResourcesIncreased``'s
+DRA rows, and our sign_pod.
 
 Upstream's fixture: the node allocates cpu 10m, memory 20, pods 32, ``example.com/aaa`` 5,
 ephemeral-storage 20, hugepages-2Mi 5, already holds one pod (the row's ``placed`` requests), and
@@ -25,7 +26,10 @@ from kubesched.framework.events import QueueingHint
 from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import Fit
-from kubesched.plugins.noderesources.fit_hints import is_schedulable_after_device_class_event
+from kubesched.plugins.noderesources.fit_hints import (
+    have_any_requested_resources_increased,
+    is_schedulable_after_device_class_event,
+)
 from kubesched.testing import FakeHandle
 
 EXTENDED_A = "example.com/aaa"
@@ -219,3 +223,60 @@ def test_sign_pod() -> None:
     assert status is None and fragments
     fragments, status = _fit(V1_35).sign_pod(PodInfo(make_pod("pod", requests=[{EXTENDED_DRA: "1"}])))
     assert status is None and fragments
+
+
+# fit_test.go TestHaveAnyRequestedResourcesIncreased, its DRAExtendedResource rows: upstream passes
+# no DRA manager (every requested resource missing from the node is left to DRA); here a class
+# provides example.com/aaa, the only extended resource the rows request. (name, gate on, pod
+# requests, original node, modified node, want).
+POD_A = {"cpu": "2m", "memory": "2", "ephemeral-storage": "2", EXTENDED_A: "2"}
+INCREASED_ROWS: list[tuple[str, bool, dict[str, str], dict[str, str], dict[str, str], bool]] = [
+    (
+        "requested-resources-dra-in-node",
+        True,
+        POD_A,
+        {"cpu": "1", "memory": "2", "ephemeral-storage": "3", EXTENDED_A: "4"},
+        {"cpu": "1", "memory": "2", "ephemeral-storage": "1", EXTENDED_A: "1"},
+        False,
+    ),
+    (
+        "requested-resources-dra-not-in-node",
+        True,
+        POD_A,
+        {"cpu": "1", "memory": "2", "ephemeral-storage": "3"},
+        {"cpu": "1", "memory": "2", "ephemeral-storage": "1"},
+        True,
+    ),
+    ("requested-resources-dra-zero-capacity", True, {EXTENDED_A: "1"}, {EXTENDED_A: "0"}, {EXTENDED_A: "0"}, True),
+    (
+        "scalar-resources-not-in-node",
+        False,
+        POD_A,
+        {"cpu": "1", "memory": "2", "ephemeral-storage": "3"},
+        {"cpu": "1", "memory": "2", "ephemeral-storage": "1"},
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "gate", "requests", "original", "modified", "want"), INCREASED_ROWS, ids=[r[0] for r in INCREASED_ROWS]
+)
+def test_have_any_requested_resources_increased(
+    name: str, gate: bool, requests: dict[str, str], original: dict[str, str], modified: dict[str, str], want: bool
+) -> None:
+    backed = frozenset({EXTENDED_A}) if gate else frozenset()
+    pod = make_pod("pod", requests=[requests])
+    got = have_any_requested_resources_increased(pod, make_node("n", original), make_node("n", modified), backed)
+    assert got is want
+
+
+def test_node_hint_leaves_dra_backed_resources_to_dra() -> None:
+    """A node added without the DRA-backed resource may now fit (v1.37); v1.35 skips it."""
+    pod = make_pod("pod", requests=[{"cpu": "1", EXTENDED_DRA: "1"}])
+    node = make_node("n", {"cpu": "2", "memory": "1Gi", "pods": "10"})
+    hint_37 = _fit(V1_37).events_to_register()[1].hint
+    hint_35 = _fit(V1_35).events_to_register()[1].hint
+    assert hint_37 is not None and hint_35 is not None
+    assert hint_37(pod, None, node) == QueueingHint.QUEUE
+    assert hint_35(pod, None, node) == QueueingHint.QUEUE_SKIP

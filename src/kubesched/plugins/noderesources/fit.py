@@ -30,7 +30,14 @@ from kubesched.config.plugin_args import (
 from kubesched.config.releases import DEFAULT_RELEASE
 from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, object_event
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    object_event,
+)
 from kubesched.framework.interfaces import (
     BatchFilterStatusesPlugin,
     BatchScorePlugin,
@@ -43,7 +50,7 @@ from kubesched.framework.row_scores import RowScores
 from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
 from .fit_hints import (
@@ -291,6 +298,12 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), is_schedulable_after_node_change),
         ]
         if self.enable_dra_extended_resource:
+
+            def node_hint(pod: JSONObj, old: object, new: object) -> QueueingHint:
+                backed = self._dra_backed(PodInfo(dict(pod)))
+                return is_schedulable_after_node_change(pod, old, new, backed)
+
+            events[1] = ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), node_hint)
             # A pod may wait for a class providing one of its extended resources.
             events.append(
                 ClusterEventWithHint(
