@@ -25,6 +25,7 @@ from dra_fakes import CLASS_NAME, DRIVER, NAMESPACE, NODE_NAME, POD_NAME, POD_UI
 
 from kubesched.config.releases import V1_35, V1_37
 from kubesched.framework.status import Code
+from kubesched.framework.types import PodInfo
 
 AV = "resource.k8s.io/v1"
 GPU = "example.com/gpu"
@@ -373,6 +374,12 @@ def test_extended_resource_name_with_resources_fail_patch() -> None:
     )
     [created] = claims_in(run)  # created and reserved before the patch
     assert created["status"]["reservedFor"] == [POD_REF]
+    # In flight until Unreserve, which deletes the claim PreBind created.
+    assert run.in_flight_after_pre_bind == [SPECIAL]
+    assert run.state is not None
+    run.plugin.unreserve(run.state, PodInfo(pod), run.selected)
+    assert run.plugin.tracker is not None and run.plugin.tracker.in_flight_claims() == []
+    assert claims_in(run) == []
 
 
 @pytest.mark.parametrize(

@@ -742,11 +742,7 @@ class DynamicResources(
                     s.claims[index] = self._bind_extended_claim(s, index, pod, node_name)
                 else:
                     s.claims[index] = self._bind_claim(s, index, pod)
-            except _BindError as e:
-                if self._tracker is not None and s.informations[index].allocation is not None:
-                    uid = s.extended_initial_uid if index == s.extended_index else ""
-                    if uid:
-                        self._tracker.maybe_remove_claim_pending_allocation(uid, True)
+            except _BindError as e:  # in flight until Unreserve, as for any claim
                 return _error(str(e))
             bound.append(index)
         if self._tracker is not None:
