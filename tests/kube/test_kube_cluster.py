@@ -271,3 +271,57 @@ def test_submitted_binding_cycles_run_on_the_pool_and_drain_waits_for_them() -> 
     assert ran and ran[0].startswith("binding")
     c.submit(lambda: ran.append("late"))  # refused once draining
     assert ran == ran[:1]
+
+
+EXTENDED = {"requestMappings": [{"containerName": "c", "resourceName": "example.com/gpu", "requestName": "r"}],
+            "resourceClaimName": "p-extended-resources-abcde"}
+
+
+@pytest.mark.parametrize(
+    ("current", "want"),
+    [({}, {"extendedResourceClaimStatus": EXTENDED}), ({"extendedResourceClaimStatus": EXTENDED}, None)],
+)
+def test_status_patch_writes_the_extended_resource_claim_status(current: dict[str, Any], want: Any) -> None:
+    """DynamicResources' PreBind (DRAExtendedResource): sent unless the pod already says so."""
+    assert status_patch(current, {"extendedResourceClaimStatus": EXTENDED}, "NOW") == want
+
+
+def _resource_discovery(api: FakeApi) -> None:
+    api.route(
+        "GET",
+        "/apis/resource.k8s.io/v1",
+        httpx.Response(
+            200, json={"resources": [{"name": "resourceclaims", "kind": "ResourceClaim", "namespaced": True}]}
+        ),
+    )
+
+
+def test_create_posts_to_the_collection_and_returns_the_created_object() -> None:
+    """The pod's extended-resource claim: generateName is the API server's to complete."""
+    api = FakeApi()
+    _resource_discovery(api)
+    name = "p-extended-resources-x7k2q"
+    created = {"metadata": {"name": name, "namespace": "ns", "uid": "u", "resourceVersion": "5"}}
+    api.route("POST", "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims", httpx.Response(201, json=created))
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"generateName": "p-extended-resources-", "namespace": "ns"},
+        "spec": {"devices": {"requests": []}},
+        "status": {"allocation": {}},
+    }
+    got = cluster(api).create(claim)
+    [req] = api.sent("POST")
+    assert body(req) == {k: v for k, v in claim.items() if k != "status"}
+    assert got["metadata"]["name"] == "p-extended-resources-x7k2q"
+    assert (got["apiVersion"], got["kind"]) == ("resource.k8s.io/v1", "ResourceClaim")
+
+
+@pytest.mark.parametrize("answer", [httpx.Response(200, json={}), status(404, "NotFound", "gone")])
+def test_delete_ignores_an_object_already_gone(answer: httpx.Response) -> None:
+    api = FakeApi()
+    _resource_discovery(api)
+    api.route("DELETE", "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/c", answer)
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "ns"}}
+    cluster(api).delete(claim)
+    assert len(api.sent("DELETE")) == 1

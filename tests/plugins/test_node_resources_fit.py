@@ -16,14 +16,17 @@ from hypothesis import given, settings
 from plugin_builders import make_node, make_pod, make_snapshot
 from random_cluster import clusters
 
+from kubesched.config.releases import V1_35
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, EventResource, QueueingHint
+from kubesched.framework.events import ActionType, EventResource, QueueingHint, object_event
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import Fit
 from kubesched.plugins.noderesources.fit_hints import (
+    is_schedulable_after_device_class_event,
     is_schedulable_after_node_change,
     is_schedulable_after_pod_event,
 )
+from kubesched.testing import FakeHandle
 
 
 @settings(max_examples=200, deadline=None)
@@ -40,7 +43,10 @@ def test_filter_batch_equals_filter(cluster: dict[str, Any]) -> None:
 
 
 def test_events_to_register() -> None:
-    pod_ev, node_ev = Fit().events_to_register()
+    pod_ev, node_ev, class_ev = Fit().events_to_register()  # v1.37: DRAExtendedResource on
+    assert str(class_ev.event) == str(object_event("DeviceClass", ActionType.ADD | ActionType.UPDATE))
+    assert class_ev.hint is is_schedulable_after_device_class_event
+    assert len(Fit(handle=FakeHandle(release=V1_35)).events_to_register()) == 2
     assert (pod_ev.event.resource, pod_ev.event.action) == (
         EventResource.POD,
         ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN,
@@ -50,7 +56,9 @@ def test_events_to_register() -> None:
         ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
     )
     assert pod_ev.hint is is_schedulable_after_pod_event
-    assert node_ev.hint is is_schedulable_after_node_change
+    # v1.37: the node hint also leaves DRA-backed resources to DRA (a closure over the classes).
+    assert node_ev.hint is not None
+    assert Fit(handle=FakeHandle(release=V1_35)).events_to_register()[1].hint is is_schedulable_after_node_change
 
 
 TARGET = make_pod("target", uid="t", requests=[{"cpu": "1"}])

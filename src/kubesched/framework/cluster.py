@@ -98,6 +98,14 @@ class ClusterBackend(Protocol):
         """See :meth:`kubesched.framework.interfaces.ClusterClient.update_object`."""
         ...
 
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """See :meth:`kubesched.framework.interfaces.ClusterClient.create`."""
+        ...
+
+    def delete(self, obj: Mapping[str, Any]) -> None:
+        """See :meth:`kubesched.framework.interfaces.ClusterClient.delete`."""
+        ...
+
     def submit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` asynchronously (a binding cycle): a thread in the real backend, a
         zero-delay event in the simulator."""

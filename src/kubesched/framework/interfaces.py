@@ -390,6 +390,16 @@ class ClusterClient(Protocol):
 
     def update_object_status(self, obj: JSONObj, status: JSONObj) -> None: ...
 
+    def create(self, obj: JSONObj) -> JSONObj:
+        """A client ``Create`` of a namespaced or cluster-scoped object (not a pod or node):
+        ``metadata.generateName`` is completed; returns the object as created (name, UID,
+        resourceVersion). DynamicResources creates a pod's extended-resource claim with it."""
+        ...
+
+    def delete(self, obj: JSONObj) -> None:
+        """A client ``Delete`` of the object's kind, namespace and name; gone already is no error."""
+        ...
+
     def update_object(self, obj: JSONObj) -> JSONObj:
         """Write back an object read from this client with its ``metadata.annotations`` and
         ``spec`` changed (upstream: a client ``Update``; what VolumeBinding's PreBind writes).

@@ -505,6 +505,28 @@ class KubeCluster:
             raise
         return {**trim_object(stored), "apiVersion": rt.api_version, "kind": rt.kind}
 
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """A client ``Create`` (``metadata.generateName`` named by the API server), fenced by
+        leadership as other writes are. Returns the object as created."""
+        rt = self._resource_of(obj)
+        md = obj.get("metadata") or {}
+        if self.may_bind is not None and not self.may_bind():
+            what = md.get("generateName") or md.get("name")
+            raise ObjectConflictError(f"not creating {rt.kind} {what}: no longer leading")
+        body = {k: v for k, v in obj.items() if k != "status"}
+        created = self.client.post(rt.path(md.get("namespace")), body)
+        return {**trim_object(created), "apiVersion": rt.api_version, "kind": rt.kind}
+
+    def delete(self, obj: Mapping[str, Any]) -> None:
+        """A client ``Delete``; an object already gone is no error (upstream ignores NotFound)."""
+        rt = self._resource_of(obj)
+        md = obj.get("metadata") or {}
+        try:
+            self.client.delete(rt.path(md.get("namespace"), md.get("name")))
+        except ApiError as err:
+            if not err.not_found:
+                raise
+
     def submit(self, fn: Callable[[], None]) -> None:
         """Run a binding cycle on the thread pool; refused (logged) once shutting down."""
         with self._inflight_cond:
@@ -580,4 +602,7 @@ def status_patch(current: Mapping[str, Any], patch: Mapping[str, Any], now: str)
         want = patch["nominatedNodeName"] or None
         if want != (current.get("nominatedNodeName") or None):
             out["nominatedNodeName"] = want
+    extended = patch.get("extendedResourceClaimStatus")  # DynamicResources' PreBind (DRAExtendedResource)
+    if extended is not None and extended != current.get("extendedResourceClaimStatus"):
+        out["extendedResourceClaimStatus"] = patch["extendedResourceClaimStatus"]
     return out or None

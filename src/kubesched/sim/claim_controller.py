@@ -10,7 +10,9 @@ pkg/controller/resourceclaim/controller.go), for pods with Dynamic Resource Allo
   scheduler's PreEnqueue then waits for the claim).
 - When a pod goes away (deleted, completed), it leaves every claim's ``status.reservedFor``; a claim
   reserved by no pod any more is deallocated (allocation and the scheduler's finalizer removed); a
-  claim generated for the pod is deleted.
+  claim the pod controls (owner reference with ``controller: true``) is deleted: one generated from
+  a template, and the claim the scheduler created for the pod's extended resources backed by DRA
+  (DRAExtendedResource), which upstream's garbage collector deletes with its owner.
 """
 
 from __future__ import annotations

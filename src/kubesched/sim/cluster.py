@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -180,6 +181,41 @@ class SimCluster:
             watcher(kind, cur, new)
         return new
 
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """A client ``Create`` (not of a pod or node): ``metadata.generateName`` gets a random
+        suffix, the object a UID, a resourceVersion and a creationTimestamp; an existing name is
+        refused (ObjectConflictError, the API server's AlreadyExists)."""
+        av, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+        new = copy.deepcopy(dict(obj))
+        md = new.setdefault("metadata", {})
+        store = self.objects.get((av, kind), {})
+        if not md.get("name") and md.get("generateName"):
+            while True:
+                md["name"] = f"{md['generateName']}{self._suffix()}"
+                if _key(new) not in store:
+                    break
+        if _key(new) in store:
+            raise ObjectConflictError(f'{kind} "{_key(new)}" already exists')
+        self._rv += 1
+        md["uid"] = str(uuid.UUID(int=self._rv, version=4))
+        md["resourceVersion"] = str(self._rv)
+        md["creationTimestamp"] = rfc3339(self.clock.now())
+        self.create_object(av, kind, new)
+        return new
+
+    def delete(self, obj: Mapping[str, Any]) -> None:
+        """A client ``Delete`` (not of a pod or node); an object already gone is no error."""
+        self.delete_object(str(obj.get("apiVersion", "")), str(obj.get("kind", "")), obj)
+
+    def _suffix(self) -> str:
+        """``names.SimpleNameGenerator``: five characters, reproducible from the resourceVersion."""
+        alphabet = "bcdfghjklmnpqrstvwxz2456789"
+        n, out = self._rv * 2654435761 + 97, []
+        for _ in range(5):
+            n, r = divmod(n, len(alphabet))
+            out.append(alphabet[r])
+        return "".join(out)
+
     def add_node(self, node: dict[str, Any]) -> None:
         self.nodes[node["metadata"]["name"]] = node
         self._s.on_node_add(node)
@@ -343,6 +379,8 @@ class SimCluster:
                 status["nominatedNodeName"] = patch["nominatedNodeName"]
             else:
                 status.pop("nominatedNodeName", None)
+        if "extendedResourceClaimStatus" in patch:  # DynamicResources' PreBind (DRAExtendedResource)
+            status["extendedResourceClaimStatus"] = copy.deepcopy(patch["extendedResourceClaimStatus"])
         # The status lives on the stored object; the queue's copy is refreshed in place.
         cur["status"] = status
 

@@ -119,6 +119,33 @@ class FakeClient:
                 return new
         raise ObjectConflictError(f'{obj.get("kind")} "{md.get("name")}" not found')
 
+    def create(self, obj: JSONObj) -> Obj:
+        """Store a copy (recorded in ``calls``): ``generateName`` completed with ``0``, ``1``, ...
+        (upstream's fake clientset's reactor), UID ``<name>-uid``, resourceVersion ``1``."""
+        self.calls.append(("create", obj))
+        md: dict[str, object] = dict(cast("Mapping[str, object]", obj.get("metadata") or {}))
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = f"{md['generateName']}{sum(1 for c in self.calls if c[0] == 'create') - 1}"
+        md["uid"] = f"{md.get('name')}-uid"
+        md["resourceVersion"] = "1"
+        new: Obj = {**{k: v for k, v in obj.items() if k != "status"}, "metadata": cast("Obj", md)}
+        self.objects.append(new)
+        return new
+
+    def delete(self, obj: JSONObj) -> None:
+        """Remove the object of the same kind, namespace and name (recorded in ``calls``)."""
+        self.calls.append(("delete", obj))
+        md = cast("Mapping[str, object]", obj.get("metadata") or {})
+        self.objects = [
+            o
+            for o in self.objects
+            if not (
+                o.get("kind") == obj.get("kind")
+                and (o.get("metadata") or {}).get("name") == md.get("name")
+                and ((o.get("metadata") or {}).get("namespace") or "") == (md.get("namespace") or "")
+            )
+        ]
+
     def submit(self, fn: Callable[[], None]) -> None:
         fn()
 

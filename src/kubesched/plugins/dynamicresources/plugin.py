@@ -9,7 +9,14 @@ the pod so it can be allocated elsewhere; Score prefers earlier ``firstAvailable
 Reserve records the chosen allocations as in flight (the next pod's allocator sees them taken);
 PreBind writes ``status.allocation`` and ``status.reservedFor``; Unreserve undoes both.
 
-Knowingly not done (upstream does): extended resources backed by DRA, pod-group (workload)
+Extended resources backed by DRA (DRAExtendedResource, upstream ``extendeddynamicresources.go``):
+a pod requesting an extended resource that a DeviceClass provides gets a special claim, in memory
+until PreBind (named ``<extended-resources>``); Filter gives it the node's requests (those the
+node's allocatable does not cover), Reserve and PreBind allocate and create it (owned by the pod,
+``generateName`` from the pod's name) and write ``status.extendedResourceClaimStatus``; a claim
+left from an earlier attempt is deleted by PostFilter (Unreserve deletes one PreBind created).
+
+Knowingly not done (upstream does): pod-group (workload)
 claims, node-allocatable mapped devices, DeviceTaintRule patching of slices, waiting for device
 binding conditions in PreBind, and a Filter timeout that interrupts the allocator (the contract
 has no deadline: the elapsed time is checked after the call).
@@ -28,6 +35,13 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.dra.extended_resource import (
+    EXTENDED_RESOURCE_CLAIM_ANNOTATION,
+    ContainerExtendedResourceRequest,
+    DeviceClassResolver,
+    create_requests_and_mappings,
+    is_dra_extended_resource_name,
+)
 from kubesched.api.dra.resourceclaim import can_be_reserved, is_reserved_for_pod
 from kubesched.api.dra.structured import (
     AllocatedState,
@@ -98,12 +112,17 @@ __all__ = [
     "FINALIZER",
     "FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE",
     "NO_NEW_CLAIMS_TO_DEALLOCATE",
+    "SPECIAL_CLAIM_IN_MEM_NAME",
     "STATE_KEY",
     "AllocatorFactory",
     "DynamicResources",
     "allocator_features",
     "pod_has_resource_claims",
 ]
+
+#: specialClaimInMemName: the extended-resource claim before PreBind creates it (not a valid name,
+#: so it never clashes with a real claim).
+SPECIAL_CLAIM_IN_MEM_NAME = "<extended-resources>"
 
 STATE_KEY = names.DYNAMIC_RESOURCES
 #: What v1.35/v1.36's PostFilter says for a pod without claims (v1.37: no reason).
@@ -128,6 +147,11 @@ def share_id(key: str) -> str:
 
 def pod_has_resource_claims(pod: PodInfo) -> bool:
     return bool(pod.spec.get("resourceClaims"))
+
+
+def _gate(release: Release, name: str) -> bool:
+    spec = known_feature_gates(str(release)).get(name)
+    return spec is not None and spec.default
 
 
 def allocator_features(release: Release) -> Features:
@@ -166,6 +190,22 @@ class StateData:
     informations: list[_ClaimInfo] = field(default_factory=list)
     #: Filter's allocation results per node name, one per unallocated claim in order.
     node_allocations: dict[str, list[dict[str, JSONValue]]] = field(default_factory=dict)
+    #: The index of the extended-resource claim in ``claims`` (the last one), None without.
+    extended_index: int | None = None
+    #: Its UID before PreBind created it (what Reserve signalled as in flight).
+    extended_initial_uid: str = ""
+    #: The pod's requests (draExtendedResource.podScalarResources).
+    pod_scalar_resources: dict[str, int] = field(default_factory=dict)
+    #: Filter's node-specific extended-resource claim and its request mappings, per node.
+    node_extended: dict[str, tuple[JSONObj, list[ContainerExtendedResourceRequest]]] = field(default_factory=dict)
+    #: The DeviceClass mapping PreFilter saw.
+    resolver: DeviceClassResolver | None = None
+
+    def extended_claim(self) -> JSONObj | None:
+        return self.claims[self.extended_index] if self.extended_index is not None else None
+
+    def no_user_claim(self) -> bool:
+        return len(self.claims) == (1 if self.extended_index is not None else 0)
 
     def clone(self) -> StateData:
         return self
@@ -214,6 +254,7 @@ class DynamicResources(
         self.handle = handle
         self.release: Release = handle.release if handle is not None else DEFAULT_RELEASE
         self.features = allocator_features(self.release)
+        self.enable_extended_resource = _gate(self.release, "DRAExtendedResource")
         self.allocator_factory: AllocatorFactory = allocator_factory or functools.partial(
             new_allocator, share_id=share_id
         )
@@ -274,16 +315,22 @@ class DynamicResources(
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = StateData()
         state.write(STATE_KEY, s)
-        if not pod_has_resource_claims(pod):
-            return None, Status(Code.SKIP)
-        if self._tracker is None or self.handle is None:
-            return None, _error("DynamicResources needs a handle to read ResourceClaims")
-        found, err = foreach_pod_resource_claim(pod.pod, self._tracker, self.release)
-        if err is not None:
-            return None, _unresolvable(err)
-        claims = [c for _, c in found]
+        claims: list[JSONObj] = []
+        if pod_has_resource_claims(pod):
+            if self._tracker is None or self.handle is None:
+                return None, _error("DynamicResources needs a handle to read ResourceClaims")
+            found, err = foreach_pod_resource_claim(pod.pod, self._tracker, self.release)
+            if err is not None:
+                return None, _unresolvable(err)
+            claims = [c for _, c in found]
+        extended = self._pre_filter_extended_resources(pod, s)
+        if extended is not None:
+            s.extended_index = len(claims)
+            s.extended_initial_uid = claim_uid(extended)
+            claims.append(extended)
         if not claims:
             return None, Status(Code.SKIP)
+        assert self._tracker is not None and self.handle is not None
 
         to_allocate = 0
         s.informations = [_ClaimInfo() for _ in claims]
@@ -302,6 +349,8 @@ class DynamicResources(
             to_allocate += 1
             if self._tracker.get_pending_allocation(claim_uid(claim)) is not None:
                 return None, _unresolvable(f"resource claim {claim_ref(claim)} is in the process of being allocated")
+            if index == s.extended_index:
+                continue  # no spec yet (or one from an earlier attempt: Filter refuses it)
             status = self._check_requests(claim)
             if status is not None:
                 return None, status
@@ -322,6 +371,72 @@ class DynamicResources(
                 return None, _error(f"structured allocator: {e!r}")
         s.claims = claims
         return None, None
+
+    def _pre_filter_extended_resources(self, pod: PodInfo, s: StateData) -> JSONObj | None:
+        """Upstream ``preFilterExtendedResources``: the pod's extended-resource claim when it requests
+        an extended resource some DeviceClass provides: the one an earlier attempt created (owned by
+        the pod, annotated), else a new one in memory with a temporary UID and no requests."""
+        if not self.enable_extended_resource or self.handle is None or self._tracker is None:
+            return None
+        requests = pod.requests.scalar_resources
+        if not any(q and is_dra_extended_resource_name(n) for n, q in requests.items()):
+            return None
+        resolver = DeviceClassResolver(self.handle.client().list_objects(API_VERSION, "DeviceClass"))
+        mapped = (q and is_dra_extended_resource_name(n) and resolver.get_device_class(n) for n, q in requests.items())
+        if not any(mapped):
+            return None
+        s.pod_scalar_resources = dict(requests)
+        s.resolver = resolver
+        for claim in self._tracker.list_claims():
+            md = as_map(claim.get("metadata"))
+            if as_map(md.get("annotations")).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+                continue
+            for owner in as_list(md.get("ownerReferences")):
+                owner = as_map(owner)
+                if owner.get("name") == pod.name and owner.get("controller") is True and owner.get("uid") == pod.uid:
+                    return claim
+        return {
+            "apiVersion": API_VERSION,
+            "kind": "ResourceClaim",
+            "metadata": {
+                "namespace": pod.namespace,
+                "name": SPECIAL_CLAIM_IN_MEM_NAME,
+                "uid": str(uuid.uuid4()),
+                "generateName": f"{pod.name}-extended-resources-",
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid, "controller": True}
+                ],
+                "annotations": {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+            },
+            "spec": {},
+        }
+
+    def _filter_extended_resources(
+        self, s: StateData, pod: PodInfo, node_info: NodeInfo
+    ) -> tuple[JSONObj | None, list[ContainerExtendedResourceRequest], Status | None]:
+        """Upstream ``filterExtendedResources``: the claim's requests for this node (the DRA-backed
+        resources its allocatable does not have), None when there is nothing to allocate."""
+        claim = s.extended_claim()
+        if claim is None or s.resolver is None:
+            return None, [], None
+        if as_map(as_map(claim.get("spec")).get("devices")).get("requests") is not None:
+            # From an earlier attempt: PostFilter deletes it, then the pod is retried anew.
+            return None, [], _unresolvable("cannot schedule extended resource claim")
+        allocatable = node_info.allocatable.scalar_resources
+        needed: list[str] = []
+        for name, quantity in s.pod_scalar_resources.items():
+            if not quantity or not is_dra_extended_resource_name(name):
+                continue
+            have = allocatable.get(name)
+            if s.resolver.get_device_class(name) is not None and not have:
+                needed.append(name)
+            elif have is None:
+                return None, [], _unresolvable("cannot fit resource")
+        if (s.no_user_claim() and not needed) or allocation_of(claim) is not None:
+            return None, [], None
+        requests, mappings = create_requests_and_mappings(pod.pod, needed, s.resolver)
+        node_claim = {**claim, "spec": {"devices": {"requests": requests}}}
+        return node_claim, mappings, None
 
     def _check_requests(self, claim: JSONObj) -> Status | None:
         """Each request names an existing DeviceClass (upstream's loop over Devices.Requests)."""
@@ -376,6 +491,11 @@ class DynamicResources(
             return _error(f'reading "{STATE_KEY}" from cycleState: not found')
         if not s.claims:
             return None
+        node_claim, mappings, status = self._filter_extended_resources(s, pod, node_info)
+        if status is not None:
+            return status
+        if node_claim is None and s.no_user_claim():
+            return None  # extended resources all from the node's allocatable (device plugins)
         node = node_info.node or {}
         unavailable = [
             index
@@ -384,7 +504,11 @@ class DynamicResources(
         ]
         allocations: list[dict[str, JSONValue]] = []
         if s.allocator is not None:
-            pending = [c for c in s.claims if allocation_of(c) is None]
+            pending = [
+                node_claim if i == s.extended_index and node_claim is not None else c
+                for i, c in enumerate(s.claims)
+                if allocation_of(c) is None
+            ]
             started = time.monotonic()
             try:
                 allocations = s.allocator.allocate(node, pending)
@@ -406,6 +530,8 @@ class DynamicResources(
             return _unresolvable("resourceclaim not available on the node")
         if s.allocator is not None:
             s.node_allocations[node_info.name] = allocations
+            if node_claim is not None:
+                s.node_extended[node_info.name] = (node_claim, mappings)
         return None
 
     # -- PostFilter ----------------------------------------------------------------------------
@@ -418,7 +544,12 @@ class DynamicResources(
             # v1.37 rejects without a reason (kubernetes#140222).
             return None, Status(Code.UNSCHEDULABLE, *self._post_filter_reason)
         assert self.handle is not None
+        extended = s.extended_claim()
         for index in sorted(s.unavailable_claims):
+            if index == s.extended_index:
+                if _is_special(extended):
+                    continue
+                break  # handled below
             claim = s.claims[index]
             reserved = as_map(claim.get("status")).get("reservedFor") or []
             if not isinstance(reserved, list):
@@ -434,6 +565,13 @@ class DynamicResources(
                 except Exception as e:  # an API error of the write: the cycle's Error
                     return None, _error(str(e))
                 return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        if extended is not None and not _is_special(extended):
+            # Allocated or reserved in an earlier attempt: delete it, the pod starts over.
+            try:
+                self._delete_claim(extended)
+            except Exception as e:  # an API error of the write: the cycle's Error
+                return None, _error(str(e))
+            return None, Status(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         still = () if self.release.has(NO_DRA_DEALLOCATE_REASON) else ("still not schedulable",)
         return None, Status(Code.UNSCHEDULABLE, *still)
 
@@ -508,6 +646,8 @@ class DynamicResources(
             return None
         allocations = s.node_allocations.get(node_name)
         if not allocations:
+            if all(i == s.extended_index for i in pending):
+                return None  # only the extended-resource claim, satisfied by device plugins here
             return _error("claim allocation not found for node")
         if len(allocations) != len(pending):
             return _error(
@@ -517,6 +657,8 @@ class DynamicResources(
         for allocation, index in zip(allocations, pending, strict=True):
             s.informations[index].allocation = allocation
             claim = s.claims[index]
+            if index == s.extended_index and node_name in s.node_extended:
+                claim = s.node_extended[node_name][0]  # the claim as instantiated for the node
             md = dict(as_map(claim.get("metadata")))
             finalizers = [f for f in as_list(md.get("finalizers")) if isinstance(f, str)]
             md["finalizers"] = finalizers if FINALIZER in finalizers else [*finalizers, FINALIZER]
@@ -528,7 +670,9 @@ class DynamicResources(
         s = self._state(state)
         if s is None or self._tracker is None or self.handle is None:
             return
-        for claim in s.claims:
+        for index, claim in enumerate(s.claims):
+            if index == s.extended_index:
+                continue  # below
             md = as_map(claim.get("metadata"))
             if self._tracker.maybe_remove_claim_pending_allocation(claim_uid(claim), False):
                 self._tracker.assumed_claim_restore(str(md.get("namespace") or ""), str(md.get("name") or ""))
@@ -541,6 +685,51 @@ class DynamicResources(
                     self.handle.client().update_object_status(claim, status)
                 except Exception:  # upstream logs the failed patch and goes on
                     continue
+        self._unreserve_extended_resource_claim(s)
+
+    def _unreserve_extended_resource_claim(self, s: StateData) -> None:
+        """Upstream ``unreserveExtendedResourceClaim``: no longer in flight, and deleted when
+        PreBind had created it already."""
+        claim = s.extended_claim()
+        if claim is None or self._tracker is None:
+            return
+        md = as_map(claim.get("metadata"))
+        if self._tracker.maybe_remove_claim_pending_allocation(s.extended_initial_uid, False):
+            self._tracker.assumed_claim_restore(str(md.get("namespace") or ""), str(md.get("name") or ""))
+        if _is_special(claim):
+            return
+        try:
+            self._delete_claim(claim)
+        except Exception:  # upstream logs the failed delete and goes on
+            return
+
+    def _delete_claim(self, claim: JSONObj) -> None:
+        """Upstream ``deleteClaim``: drop the finalizer (re-reading after a conflict), then delete."""
+        assert self.handle is not None
+        client = self.handle.client()
+        md = as_map(claim.get("metadata"))
+        namespace, name = str(md.get("namespace") or ""), str(md.get("name") or "")
+        last: Exception | None = None
+        for attempt in range(_BIND_ATTEMPTS):
+            if attempt:
+                current = client.get_object(API_VERSION, "ResourceClaim", namespace, name)
+                if current is None:
+                    raise _BindError(
+                        f'get resourceclaim {namespace}/{name}: resourceclaims.resource.k8s.io "{name}" not found'
+                    )
+                claim = current
+            finalizers = [f for f in as_list(as_map(claim.get("metadata")).get("finalizers")) if f != FINALIZER]
+            try:
+                client.update_object({**claim, "metadata": {**as_map(claim.get("metadata")), "finalizers": finalizers}})
+            except ObjectConflictError as e:
+                last = e
+                continue
+            except Exception as e:
+                raise _BindError(f"update resourceclaim {namespace}/{name}: {e}") from e
+            break
+        else:
+            raise _BindError(f"update resourceclaim {namespace}/{name}: {last}")
+        client.delete(claim)
 
     # -- PreBind -------------------------------------------------------------------------------
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -558,17 +747,65 @@ class DynamicResources(
             if is_reserved_for_pod(pod.pod, claim):
                 continue
             try:
-                s.claims[index] = self._bind_claim(s, index, pod)
-            except _BindError as e:
+                if index == s.extended_index:
+                    s.claims[index] = self._bind_extended_claim(s, index, pod, node_name)
+                else:
+                    s.claims[index] = self._bind_claim(s, index, pod)
+            except _BindError as e:  # in flight until Unreserve, as for any claim
                 return _error(str(e))
             bound.append(index)
         if self._tracker is not None:
             for index in bound:
                 if s.informations[index].allocation is not None:
-                    self._tracker.maybe_remove_claim_pending_allocation(claim_uid(s.claims[index]), True)
+                    uid = s.extended_initial_uid if index == s.extended_index else claim_uid(s.claims[index])
+                    self._tracker.maybe_remove_claim_pending_allocation(uid, True)
         return None
 
-    def _bind_claim(self, s: StateData, index: int, pod: PodInfo) -> JSONObj:
+    def _bind_extended_claim(self, s: StateData, index: int, pod: PodInfo, node_name: str) -> JSONObj:
+        """Upstream ``bindClaim`` for the extended-resource claim: create it (PreBind is where it
+        reaches the API server), then allocate and reserve it as any claim, then write the pod's
+        ``status.extendedResourceClaimStatus``."""
+        assert self.handle is not None
+        claim = s.claims[index]
+        allocation = s.informations[index].allocation
+        if allocation is None and as_map(as_map(claim.get("spec")).get("devices")).get("requests") is None:
+            return claim  # extended resources satisfied by device plugins
+        client = self.handle.client()
+        created: JSONObj | None = None
+        if _is_special(claim):
+            node = s.node_extended.get(node_name)
+            if node is None:
+                raise _BindError(f"extended resource claim not found for node {node_name}")
+            md = {k: v for k, v in as_map(node[0].get("metadata")).items() if k not in ("name", "uid")}
+            new = {k: v for k, v in node[0].items() if k != "status"}
+            new["metadata"] = md
+            try:
+                created = client.create(new)
+            except Exception as e:
+                raise _BindError(f"create claim for extended resources {md.get('namespace') or ''}/: {e}") from e
+            s.claims[index] = created
+        claim = self._bind_claim(s, index, pod, created=created)
+        node = s.node_extended.get(node_name)
+        mappings = node[1] if node is not None else []
+        if not mappings:
+            raise _BindError(
+                "nil or empty request mappings, no update of pod "
+                f"{pod.namespace}/{pod.name} ExtendedResourceClaimStatus"
+            )
+        name = str(as_map(claim.get("metadata")).get("name") or "")
+        patch: JSONObj = {
+            "extendedResourceClaimStatus": {
+                "requestMappings": [m.to_json() for m in mappings],
+                "resourceClaimName": name,
+            }
+        }
+        try:
+            client.patch_pod_status(pod.pod, patch)
+        except Exception as e:
+            raise _BindError(f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {e}") from e
+        return claim
+
+    def _bind_claim(self, s: StateData, index: int, pod: PodInfo, created: JSONObj | None = None) -> JSONObj:
         """Upstream ``bindClaim``: add the allocation (with the finalizer first) and the pod's
         reservation, re-reading the claim after a conflict, at most five times."""
         assert self.handle is not None and self._tracker is not None
@@ -584,6 +821,8 @@ class DynamicResources(
             # Our clients write status unconditionally; the API server would refuse a stale copy
             # (409) and RetryOnConflict re-reads it: do the same when the store has moved on.
             current = client.get_object(API_VERSION, "ResourceClaim", namespace, name)
+            if current is None and created is not None:
+                current = created  # just created: the informer may not have it yet
             if current is None:
                 raise _BindError(f'{what} claim {ref}: resourceclaims.resource.k8s.io "{name}" not found')
             if _resource_version(current) != _resource_version(claim):
@@ -631,6 +870,11 @@ class DynamicResources(
         """metav1.Now() as RFC 3339 (seconds), from the handle's clock."""
         now = self.handle.clock.now() if self.handle is not None else time.time()
         return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _is_special(claim: JSONObj | None) -> bool:
+    """The extended-resource claim still in memory (``isSpecialClaimName``)."""
+    return claim is not None and as_map(claim.get("metadata")).get("name") == SPECIAL_CLAIM_IN_MEM_NAME
 
 
 def _resource_version(obj: JSONObj) -> str:

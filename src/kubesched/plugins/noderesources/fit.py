@@ -17,17 +17,27 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.dra.extended_resource import DeviceClassResolver
 from kubesched.api.resources import Resource, is_extended_resource_name
 from kubesched.config.errors import ConfigError
+from kubesched.config.feature_gates import known_feature_gates
 from kubesched.config.plugin_args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesFitArgs,
 )
+from kubesched.config.releases import DEFAULT_RELEASE
 from kubesched.framework import signature as sign
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    object_event,
+)
 from kubesched.framework.interfaces import (
     BatchFilterStatusesPlugin,
     BatchScorePlugin,
@@ -40,10 +50,14 @@ from kubesched.framework.row_scores import RowScores
 from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, PreFilterResult
+from kubesched.framework.types import JSONObj, NodeInfo, PodInfo, PreFilterResult
 from kubesched.plugins import names
 
-from .fit_hints import is_schedulable_after_node_change, is_schedulable_after_pod_event
+from .fit_hints import (
+    is_schedulable_after_device_class_event,
+    is_schedulable_after_node_change,
+    is_schedulable_after_pod_event,
+)
 from .fits_request import InsufficientResource, fits_request
 from .least_allocated import least_resource_batch_scorer, least_resource_dense_scorer, least_resource_scorer
 from .most_allocated import most_resource_batch_scorer, most_resource_scorer
@@ -57,11 +71,14 @@ __all__ = ["PRE_FILTER_STATE_KEY", "PRE_SCORE_STATE_KEY", "Fit", "InsufficientRe
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
+DRA_API_VERSION = "resource.k8s.io/v1"
 
 
 @dataclass(slots=True)
 class _PreFilterState:
     request: Resource
+    #: The requested resources a DeviceClass provides (DRAExtendedResource on).
+    dra_backed: frozenset[str] = frozenset()
 
     def clone(self) -> _PreFilterState:
         return self
@@ -110,36 +127,56 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         self._fits = RowScores(dtype=np.bool_)
         self.ignored_resources = set(self.args.ignored_resources)
         self.ignored_resource_groups = set(self.args.ignored_resource_groups)
+        release = handle.release if handle is not None else DEFAULT_RELEASE
+        gate = known_feature_gates(str(release)).get("DRAExtendedResource")
+        self.enable_dra_extended_resource = gate is not None and gate.default
 
     # -- PreFilter --------------------------------------------------------------------------------
     #: sign_pod reads only the spec and status (the framework keeps its answer per spec template).
     signs_by_spec: ClassVar[bool] = True
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
-        """Its results depend only on the pod's requests (OpportunisticBatching). Upstream refuses
-        pods whose extended resources DRA would provide (v1.36+); kubesched has no DRA
-        extended resources, so every pod is signed."""
+        """Its results depend only on the pod's requests (OpportunisticBatching). As upstream
+        (v1.36+), a pod requesting an extended resource that a DeviceClass provides is not signed:
+        its devices are allocated per pod (the wording of the reason is kubesched's)."""
+        if self._dra_backed(pod):
+            return [], Status(Code.UNSCHEDULABLE, "pods with extended resources backed by DRA are not signable")
         return [SignFragment(sign.RESOURCES_SIGNER, sign.resources(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests))
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests, self._dra_backed(pod)))
         return None, None
+
+    def _dra_backed(self, pod: PodInfo) -> frozenset[str]:
+        """The pod's requested resources some DeviceClass provides (the DRA manager's
+        DeviceClassResolver), read once per cycle; empty with DRAExtendedResource off."""
+        if not self.enable_dra_extended_resource or self.handle is None:
+            return frozenset()
+        requested = [n for n, q in pod.requests.scalar_resources.items() if q]
+        if not requested:
+            return frozenset()
+        resolver = DeviceClassResolver(self.handle.client().list_objects(DRA_API_VERSION, "DeviceClass"))
+        return frozenset(n for n in requested if resolver.get_device_class(n) is not None)
 
     def pre_filter_extensions(self) -> None:
         return None
 
     def _request(self, state: CycleState, pod: PodInfo) -> Resource:
+        return self._pre_filter_state(state).request
+
+    def _pre_filter_state(self, state: CycleState) -> _PreFilterState:
         s = state.get(PRE_FILTER_STATE_KEY)
         if isinstance(s, _PreFilterState):
-            return s.request
+            return s
         raise KeyError(f"error reading {PRE_FILTER_STATE_KEY!r} from cycleState: not found")
 
     # -- Filter -----------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        insufficient = fits_request(self._request(state, pod), node_info, self.ignored_resources,
-                                    self.ignored_resource_groups)
+        s = self._pre_filter_state(state)
+        insufficient = fits_request(s.request, node_info, self.ignored_resources,
+                                    self.ignored_resource_groups, s.dra_backed)
         if not insufficient:
             return None
         code = Code.UNSCHEDULABLE
@@ -153,17 +190,20 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         # A node's verdict depends on the pod's requests and the node's row only: kept per row
         # across cycles (framework/row_scores.py), instead of comparing every row every cycle
         # (about 10 -> 3 µs at 5000 nodes).
-        req = self._request(state, pod)
-        key = (req.milli_cpu, req.memory, req.ephemeral_storage, tuple(req.scalar_resources.items()))
+        s = self._pre_filter_state(state)
+        req, dra = s.request, s.dra_backed
+        key = (req.milli_cpu, req.memory, req.ephemeral_storage, tuple(req.scalar_resources.items()), dra)
         ignored, groups = self.ignored_resources, self.ignored_resource_groups
         fits: npt.NDArray[np.bool_] = self._fits.scores(
             snapshot, indices, key,
-            lambda rows: self._filter_rows(req, snapshot, rows),
-            lambda ni: not fits_request(req, ni, ignored, groups),
+            lambda rows: self._filter_rows(req, snapshot, rows, dra),
+            lambda ni: not fits_request(req, ni, ignored, groups, dra),
         )  # fmt: skip
         return fits
 
-    def _filter_rows(self, req: Resource, snapshot: Snapshot, indices: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    def _filter_rows(
+        self, req: Resource, snapshot: Snapshot, indices: npt.NDArray[np.intp], dra_backed: frozenset[str] = frozenset()
+    ) -> npt.NDArray[np.bool_]:
         """The batch form: whether each row of ``indices`` has room for ``req``."""
         t = snapshot.table
         take = t.take
@@ -178,7 +218,11 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
             if q == 0 or self._ignored(name):
                 continue
             alloc, used = t.scalar(name)
-            ok &= q <= take(alloc, indices) - take(used, indices)
+            a = take(alloc, indices)
+            fits = q <= a - take(used, indices)
+            if name in dra_backed:
+                fits |= a <= 0  # left to DynamicResources on nodes without it
+            ok &= fits
         return ok
 
     def filter_batch_statuses(
@@ -186,7 +230,8 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
     ) -> tuple[npt.NDArray[np.int64], list[Status]]:
         """What :meth:`filter` returns on each node of ``indices`` (``fits_request``'s reasons, in its
         order), from the node table: -1 where the node fits, else the index of its Status."""
-        req = self._request(state, pod)
+        s = self._pre_filter_state(state)
+        req = s.request
         t = snapshot.table
         take = t.take
         # (reason, insufficient, unresolvable) per check, in fits_request's order; the table's free
@@ -212,6 +257,8 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
                 a = take(alloc, indices)
                 reasons.append(f"Insufficient {name}")
                 short = q > a - take(used, indices)
+                if name in s.dra_backed:
+                    short &= a > 0  # left to DynamicResources on nodes without it
                 insufficient.append(short)
                 hard |= short & (q > a)
         k = len(reasons)
@@ -246,10 +293,25 @@ class Fit(EnqueueExtensions, PreFilterPlugin, BatchFilterStatusesPlugin, PreScor
         # InPlacePodVerticalScaling is GA in v1.35: a placed pod scaling down frees resources too.
         pod_actions = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-        return [
+        events = [
             ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), is_schedulable_after_pod_event),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), is_schedulable_after_node_change),
         ]
+        if self.enable_dra_extended_resource:
+
+            def node_hint(pod: JSONObj, old: object, new: object) -> QueueingHint:
+                backed = self._dra_backed(PodInfo(dict(pod)))
+                return is_schedulable_after_node_change(pod, old, new, backed)
+
+            events[1] = ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), node_hint)
+            # A pod may wait for a class providing one of its extended resources.
+            events.append(
+                ClusterEventWithHint(
+                    object_event("DeviceClass", ActionType.ADD | ActionType.UPDATE),
+                    is_schedulable_after_device_class_event,
+                )
+            )
+        return events
 
     # -- PreScore / Score -------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -29,8 +29,12 @@ def fits_request(
     node_info: NodeInfo,
     ignored_extended: set[str] | frozenset[str] = frozenset(),
     ignored_groups: set[str] | frozenset[str] = frozenset(),
+    dra_backed: set[str] | frozenset[str] = frozenset(),
 ) -> list[InsufficientResource]:
-    """Upstream ``fitsRequest``: every resource the node is short of, with upstream's reasons."""
+    """Upstream ``fitsRequest``: every resource the node is short of, with upstream's reasons.
+
+    ``dra_backed``: the requested resources a DeviceClass provides (DRAExtendedResource): a node
+    without them in its allocatable leaves them to DynamicResources (``shouldDelegateResourceToDRA``)."""
     out: list[InsufficientResource] = []
     alloc, used = node_info.allocatable, node_info.requested
     n_pods = len(node_info.pods)
@@ -57,6 +61,8 @@ def fits_request(
             if name in ignored_extended or prefix in ignored_groups:
                 continue
         a = alloc.scalar_resources.get(name, 0)
+        if a <= 0 and name in dra_backed:
+            continue
         u = used.scalar_resources.get(name, 0)
         if q > a - u:
             out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a, q > a))
