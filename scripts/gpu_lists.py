@@ -9,12 +9,27 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-
 from gpu_screen import DATA, alloc130
+
 from kubesched.sim.alibaba import load_trace
 
-LISTS = ["default", "cpu0", "cpu037", "cpu050", "cpu072", "cpu100", "cpu200", "cpu235", "cpu250", "cpu300",
-         "gpuspec05", "gpuspec10", "gpuspec20", "gpuspec25", "gpuspec33"]
+LISTS = [
+    "default",
+    "cpu0",
+    "cpu037",
+    "cpu050",
+    "cpu072",
+    "cpu100",
+    "cpu200",
+    "cpu235",
+    "cpu250",
+    "cpu300",
+    "gpuspec05",
+    "gpuspec10",
+    "gpuspec20",
+    "gpuspec25",
+    "gpuspec33",
+]
 
 
 def main(variant: str, seeds: str) -> None:
@@ -27,8 +42,11 @@ def main(variant: str, seeds: str) -> None:
         diff = np.round(curves[variant], 2) - np.round(curves["FGD"], 2)
         diff[:1] = np.nan
         worst = int(np.nanargmin(diff))
-        print(f"| {name} | {curves['FGD'][130]:.2f} | {curves[variant][130]:.2f} | {diff[130]:+.2f} | "
-              f"{diff[worst]:+.2f} at {worst} % |", flush=True)
+        print(
+            f"| {name} | {curves['FGD'][130]:.2f} | {curves[variant][130]:.2f} | {diff[130]:+.2f} | "
+            f"{diff[worst]:+.2f} at {worst} % |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

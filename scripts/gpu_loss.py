@@ -1,6 +1,6 @@
 """Loss analysis of a GPU policy at 130 % arrived (issue 17): where are the idle GPU milli at the end?
 
-    PYTHONPATH=src /work/venv/bin/python scripts/gpu_loss.py --policy FGD --seeds 0..4
+    PYTHONPATH=src:scripts /work/venv/bin/python scripts/gpu_loss.py --policy FGD --seeds 0..9
 
 Replays the default trace with the standalone engine loop (same as ``sim.gpu_replay``) and classifies
 every node's idle GPU milli at the last event by why no pod type of the trace can use it.
@@ -57,8 +57,16 @@ def run(trace, policy_name, seed, tune=1.3, make=None):
         gpus = engine.select_gpus(cluster.node_state(chosen), pod) if pod.wants_gpu else ()
         cluster.allocate(chosen, pod, gpus)
         placed.append((chosen, gpus, pod))
-    run.placed = placed  # type: ignore[attr-defined]
-    return cluster, seq, failed
+    return cluster, seq, failed, placed
+
+
+def _gpu_ok(s: PodShape, model: str, left: list[int], free: int) -> bool:
+    """Whether the node's idle GPUs (not its CPU or memory) could take pod shape ``s``."""
+    if not accessible(model, s.models):
+        return False
+    if s.gpu_milli == MILLI:
+        return free >= s.gpu_count
+    return max(left) >= s.gpu_milli
 
 
 def classify(cluster: ClusterGpuState, counts: dict[PodShape, int]) -> dict[str, int]:
@@ -75,14 +83,7 @@ def classify(cluster: ClusterGpuState, counts: dict[PodShape, int]) -> dict[str,
         free = left.count(MILLI)
         cpu, mem = int(cluster.cpu_left[i]), int(cluster.mem_left[i])
 
-        def gpu_ok(s: PodShape) -> bool:
-            if not accessible(model, s.models):
-                return False
-            if s.gpu_milli == MILLI:
-                return free >= s.gpu_count
-            return max(left) >= s.gpu_milli
-
-        gfit = [s for s in gshapes if gpu_ok(s)]
+        gfit = [s for s in gshapes if _gpu_ok(s, model, left, free)]
         full = [s for s in gfit if s.cpu <= cpu and s.memory <= mem]
         if full:
             share = sum(counts[s] for s in full) / ngpu * 100
@@ -144,10 +145,10 @@ def main(argv: list[str]) -> None:
     big_left = 0
     big_pods = 0
     for seed in range(lo, hi + 1):
-        cluster, seq, failed = run(trace, a.policy, seed)
+        cluster, _seq, failed, placed = run(trace, a.policy, seed)
         # cards holding a share > 800m (the trace's 810m pods): what is left on them at the end
-        cards = {(i, g[0]) for i, g, p in run.placed if p.is_shared and p.gpu_milli > 800}
-        big_pods += sum(1 for _i, _g, p in run.placed if p.is_shared and p.gpu_milli > 800)
+        cards = {(i, g[0]) for i, g, p in placed if p.is_shared and p.gpu_milli > 800}
+        big_pods += sum(1 for _i, _g, p in placed if p.is_shared and p.gpu_milli > 800)
         big_cards += len(cards)
         big_left += sum(int(cluster.gpu_left[i, g]) for i, g in cards)
         for k, v in classify(cluster, shapes).items():
@@ -167,13 +168,15 @@ def main(argv: list[str]) -> None:
             fails_milli[(bucket(pod), phase)] += pod.total_gpu_milli
         print(f"seed {seed}: idle {cluster.total_gpu_milli - cluster.used_gpu_milli} of {cap}", file=sys.stderr)
     cap = cluster.total_gpu_milli
-    print(f"| cause | idle GPU milli (mean) | % of capacity |")
+    print("| cause | idle GPU milli (mean) | % of capacity |")
     print("|---|---|---|")
     for k, v in sorted(total.items(), key=lambda kv: -kv[1]):
         print(f"| {k} | {v / nseeds:.0f} | {v / nseeds / cap * 100:.2f} |")
     print()
-    print(f"Shares > 800m placed (mean): {big_pods / nseeds:.0f} pods; milli left on their cards at the end: "
-          f"{big_left / nseeds:.0f} ({big_left / nseeds / cap * 100:.2f} % of capacity)")
+    print(
+        f"Shares > 800m placed (mean): {big_pods / nseeds:.0f} pods; milli left on their cards at the end: "
+        f"{big_left / nseeds:.0f} ({big_left / nseeds / cap * 100:.2f} % of capacity)"
+    )
     print()
     print("| milli left on a card | idle GPU milli (mean) | % of capacity |")
     print("|---|---|---|")

@@ -122,6 +122,43 @@ class RatioMatch(CpuBalance):
         return ((base - self.weight * gap) * 1000).astype(np.int64) * SCALE // 1000
 
 
+class RatioDelta(RatioMatch):
+    """RatioMatch on the change of the imbalance the placement makes (after − before), so an empty
+    node, balanced before and after, gains nothing over a used one (RatioMatch opened empty 8-GPU
+    nodes and failed 8-GPU pods earlier)."""
+
+    name = "RatioDelta"
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        base = FgdOnline.score_batch(self, cluster, nodes, pod)
+        if (not pod.wants_gpu and not ALL_PODS) or self.cpu_sum == 0 or self.gpu_sum == 0:
+            return base * SCALE
+        per = self.cpu_sum / self.gpu_sum
+        idle = cluster.gpu_sum[nodes]
+        cpu = cluster.cpu_left[nodes]
+        before = np.abs(cpu / per - idle)
+        after = np.abs((cpu - pod.cpu) / per - (idle - pod.total_gpu_milli))
+        gap = (after - before) / MILLI
+        return ((base - self.weight * gap) * 1000).astype(np.int64) * SCALE // 1000
+
+
+class RatioDeltaInt(RatioMatch):
+    """RatioDelta in the integer score range: FGDOnline − round(W × Δ imbalance), clipped to 0..100."""
+
+    name = "RatioDeltaInt"
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        base = FgdOnline.score_batch(self, cluster, nodes, pod)
+        if not pod.wants_gpu or self.cpu_sum == 0 or self.gpu_sum == 0:
+            return base
+        per = self.cpu_sum / self.gpu_sum
+        idle = cluster.gpu_sum[nodes]
+        cpu = cluster.cpu_left[nodes]
+        before = np.abs(cpu / per - idle)
+        after = np.abs((cpu - pod.cpu) / per - (idle - pod.total_gpu_milli))
+        return np.clip(base - np.rint(self.weight * (after - before) / MILLI).astype(np.int64), 0, 100)
+
+
 class RatioMatchInt(RatioMatch):
     """RatioMatch in kube-scheduler's integer score range: FGDOnline's score minus round(weight ×
     imbalance), clipped to 0..100 (what a Score plugin can return)."""
@@ -148,7 +185,9 @@ class Both(DeadFill, CpuBalance):
         return CpuBalance.secondary(self, cluster, nodes, pod)
 
 
-VARIANTS: dict[str, type[Policy]] = {c.name: c for c in (DeadFill, CpuBalance, CpuPenalty, RatioMatch, RatioMatchInt, Both)}
+VARIANTS: dict[str, type[Policy]] = {
+    c.name: c for c in (DeadFill, CpuBalance, CpuPenalty, RatioMatch, RatioDelta, RatioDeltaInt, RatioMatchInt, Both)
+}
 
 
 def alloc130(trace, name: str, seed: int, tune: float = 1.3) -> tuple[float, np.ndarray]:
@@ -198,10 +237,11 @@ def main(argv: list[str]) -> None:
     trace = load_trace(DATA + "openb_node_list_gpu_node.csv", DATA + a.pods)
     start = time.perf_counter()
     vals = [alloc130(trace, a.variant, s)[0] for s in range(lo, hi + 1)]
-    print(f"{a.variant} {a.pods} seeds {a.seeds}: mean {np.mean(vals):.3f} | "
-          + " ".join(f"{v:.2f}" for v in vals) + f" | {time.perf_counter() - start:.0f}s")
-
-
+    print(
+        f"{a.variant} {a.pods} seeds {a.seeds}: mean {np.mean(vals):.3f} | "
+        + " ".join(f"{v:.2f}" for v in vals)
+        + f" | {time.perf_counter() - start:.0f}s"
+    )
 
 
 STEPS = int(__import__("os").environ.get("STEPS", "30000"))
