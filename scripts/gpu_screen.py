@@ -159,6 +159,21 @@ class RatioDeltaInt(RatioMatch):
         return np.clip(base - np.rint(self.weight * (after - before) / MILLI).astype(np.int64), 0, 100)
 
 
+class RatioDeltaSupply(RatioDelta):
+    """RatioDelta with c̄ taken from the cluster (CPU left / idle GPU milli over all nodes) instead of
+    the GPU pods seen."""
+
+    name = "RatioDeltaSupply"
+
+    def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        idle_all = int(cluster.gpu_sum.sum())
+        self.cpu_sum, self.gpu_sum = int(cluster.cpu_left.sum()), max(idle_all, 1)
+        return super().score_batch(cluster, nodes, pod)
+
+    def observe(self, pod: PodShape) -> None:
+        FgdOnline.observe(self, pod)
+
+
 class RatioMatchInt(RatioMatch):
     """RatioMatch in kube-scheduler's integer score range: FGDOnline's score minus round(weight ×
     imbalance), clipped to 0..100 (what a Score plugin can return)."""
@@ -186,7 +201,18 @@ class Both(DeadFill, CpuBalance):
 
 
 VARIANTS: dict[str, type[Policy]] = {
-    c.name: c for c in (DeadFill, CpuBalance, CpuPenalty, RatioMatch, RatioDelta, RatioDeltaInt, RatioMatchInt, Both)
+    c.name: c
+    for c in (
+        DeadFill,
+        CpuBalance,
+        CpuPenalty,
+        RatioMatch,
+        RatioDelta,
+        RatioDeltaSupply,
+        RatioDeltaInt,
+        RatioMatchInt,
+        Both,
+    )
 }
 
 
