@@ -42,11 +42,17 @@ def _opaque(driver: str, attribute: str) -> dict[str, Any]:
 TAINTS = {
     "no-schedule": {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"},
     "no-execute": {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+    "key1-no-schedule": {"key": "key1", "value": "value1", "effect": "NoSchedule"},
 }
 TOLERATIONS = {
     "no-schedule": {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"},
     "no-execute": {"operator": "Equal", "key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+    "key1-no-schedule": {"operator": "Exists", "key": "key1", "effect": "NoSchedule"},
 }
+
+
+def _counters(counters: dict[str, str]) -> dict[str, Any]:
+    return {name: {"value": value} for name, value in counters.items()}
 
 
 def _device(d: Any, capacity: dict[str, str]) -> dict[str, Any]:
@@ -59,6 +65,16 @@ def _device(d: Any, capacity: dict[str, str]) -> dict[str, Any]:
         out["taints"] = [TAINTS[t] for t in d["taints"]]
     if d.get("attrs"):
         out["attributes"] = d["attrs"]
+    if d.get("consumes"):  # upstream's withDeviceCounterConsumption
+        out["consumesCounters"] = [{"counterSet": cs, "counters": _counters(c)} for cs, c in d["consumes"].items()]
+    if "binding" in d:  # upstream's withBindingConditions(bindingConditions, bindingFailureConditions)
+        conditions, failures = d["binding"]
+        if conditions is not None:
+            out["bindingConditions"] = conditions
+        if failures is not None:
+            out["bindingFailureConditions"] = failures
+    if "binds_to_node" in d:  # upstream's withBindsToNode
+        out["bindsToNode"] = d["binds_to_node"]
     return out
 
 
@@ -100,6 +116,12 @@ def _slice(row: list[Any]) -> dict[str, Any]:
             **where,
             "pool": {"name": pool, "generation": opts.get("generation", 1), "resourceSliceCount": opts.get("count", 1)},
             "devices": [_device(d, capacity) for d in devices],
+            # upstream's sliceWithCounterSets
+            **(
+                {"sharedCounters": [{"name": n, "counters": _counters(c)} for n, c in opts["counters"].items()]}
+                if opts.get("counters")
+                else {}
+            ),
         },
     }
 
@@ -145,7 +167,12 @@ def _claim(spec: dict[str, Any]) -> dict[str, Any]:
 def _results(allocations: list[dict[str, Any]]) -> list[list[str]]:
     return [
         [
-            " ".join([r["request"], r["driver"], r["pool"], r["device"]] + (["admin"] if r.get("adminAccess") else []))
+            " ".join(
+                [r["request"], r["driver"], r["pool"], r["device"]]
+                + (["admin"] if r.get("adminAccess") else [])
+                + ([f"bc={','.join(r['bindingConditions'])}"] if r.get("bindingConditions") else [])
+                + ([f"bfc={','.join(r['bindingFailureConditions'])}"] if r.get("bindingFailureConditions") else [])
+            )
             for r in a["devices"]["results"]
         ]
         for a in allocations

@@ -10,11 +10,15 @@ holds. ``firstAvailable`` tries the subrequests in order. The first complete ass
 the result, so equal inputs give upstream's devices.
 
 Partitionable devices share their pool's counters and device taints keep devices from requests
-that do not tolerate them, each when its feature is on. Not modelled: consumable capacity (a request
-with ``capacity`` is refused with an AllocationError; a device allowing several allocations is
-exclusive here), ``distinctAttribute`` (refused), binding conditions (such a device is not offered),
-taints from DeviceTaintRules. Conservative every time: a pod may stay pending that upstream would
-place, never the other way round.
+that do not tolerate them, each when its feature is on. With device binding conditions on
+(``Features.device_binding_and_status``) devices with ``bindingConditions`` are offered, their pools
+after the others (upstream's GatherPools in pools_experimental.go), the results carry the conditions,
+and a ``bindsToNode`` device pins the allocation to the node; with it off they are not offered. Not
+modelled: consumable capacity (a request with ``capacity`` is refused with an AllocationError; a
+device allowing several allocations is exclusive here), ``distinctAttribute`` (refused). Taints from
+DeviceTaintRules reach the allocator already applied to the slices' devices (see
+``kubesched.api.dra.taintrules``). Conservative every time: a pod may stay pending that upstream
+would place, never the other way round.
 """
 
 from __future__ import annotations
@@ -305,6 +309,8 @@ class StableAllocator:
         #: Every slice parsed once; node-local ones indexed by node (each node's search reads
         #: its own and the others, not all of them).
         self._slices = [_parse_slice(sl) for sl in slices]
+        #: Slice names: upstream's buildPool takes a pool's slices in name order.
+        self._slice_names = [str(_map(_map(sl).get("metadata")).get("name") or "") for sl in slices]
         self._by_node: dict[str, list[int]] = {}
         self._elsewhere: list[int] = []
         for i, sl in enumerate(self._slices):
@@ -411,8 +417,8 @@ class StableAllocator:
         """The class's selectors, then the request's (upstream ``isSelectable``)."""
         if dev.data.get("consumesCounters") and not self.features.partitionable_devices:
             return False  # a partition of a device: only with DRAPartitionableDevices
-        if dev.data.get("bindingConditions"):
-            return False  # binding conditions (waiting for a device to be attached) are not modelled
+        if dev.data.get("bindingConditions") and not self.features.device_binding_and_status:
+            return False  # binding conditions: only with DRADeviceBindingConditions (and device status)
         if self.features.device_taints:
             for taint in _list(dev.data.get("taints")):
                 taint = _map(taint)
@@ -435,8 +441,12 @@ class StableAllocator:
     def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         options, constraints = self._requests(claims)
         name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
-        indices = sorted(self._by_node.get(name, []) + self._elsewhere)
+        indices = sorted(self._by_node.get(name, []) + self._elsewhere, key=lambda i: (self._slice_names[i], i))
         pools = _gather_pools((self._slices[i] for i in indices), node)
+        if self.features.device_binding_and_status:
+            # upstream GatherPools: pools with binding conditions last, so devices usable without
+            # waiting for a driver come first (both groups in pool order; the sort is stable).
+            pools.sort(key=_has_binding_conditions)
         # Pools being updated (not every slice of the newest generation seen) and invalid pools
         # give no devices, as upstream's search skips them.
         devices = [d for p in pools if not p.incomplete and not p.invalid for d in p.devices]
@@ -581,6 +591,7 @@ class StableAllocator:
         node: Mapping[str, Any] | None,
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
+        node_name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
         for ci, claim in enumerate(claims):
             results: list[dict[str, Any]] = []
             local_first = ""
@@ -598,9 +609,18 @@ class StableAllocator:
                 }
                 if req.admin_access:
                     entry["adminAccess"] = True
+                binds_to_node = False
+                if self.features.device_binding_and_status:
+                    for key in ("bindingConditions", "bindingFailureConditions"):
+                        if dev.data.get(key):
+                            entry[key] = list(_list(dev.data.get(key)))
+                    binds_to_node = dev.data.get("bindsToNode") is True
                 results.append(entry)
                 if dev.node_local:
                     local_first = local_first or dev.node_local
+                elif binds_to_node and node_name:
+                    # bindsToNode: the allocation is pinned to the node it was made for.
+                    local_first = local_first or node_name
                 elif dev.selector is not None:
                     selectors.append(dev.selector)
             config: list[dict[str, Any]] = []
@@ -630,6 +650,11 @@ class StableAllocator:
                 allocation["nodeSelector"] = selector
             out.append(allocation)
         return out
+
+
+def _has_binding_conditions(pool: _Pool) -> bool:
+    """upstream poolHasBindingConditions: some device of the pool sets bindingConditions."""
+    return any(d.data.get("bindingConditions") is not None for d in pool.devices)
 
 
 def _node_selector(node_name: str, selectors: list[Mapping[str, Any]]) -> dict[str, Any] | None:
