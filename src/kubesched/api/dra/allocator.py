@@ -16,9 +16,9 @@ after the others (upstream's GatherPools in pools_experimental.go), the results 
 and a ``bindsToNode`` device pins the allocation to the node; with it off they are not offered. Not
 modelled: consumable capacity (a request with ``capacity`` is refused with an AllocationError; a
 device allowing several allocations is exclusive here), ``distinctAttribute`` (refused). Taints from
-DeviceTaintRules reach the allocator already applied to the slices' devices (see
-``kubesched.api.dra.taintrules``). Conservative every time: a pod may stay pending that upstream
-would place, never the other way round.
+DeviceTaintRules reach the allocator already applied to the slices' devices (DynamicResources
+applies them with ``kubesched.api.dra.taintrules``). Conservative every time: a pod may stay
+pending that upstream would place, never the other way round.
 """
 
 from __future__ import annotations

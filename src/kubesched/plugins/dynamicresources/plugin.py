@@ -3,10 +3,12 @@
 
 PreEnqueue holds pods whose claims do not exist yet; PreFilter gathers the claims, restricts
 nodes by the node selectors of allocated ones and builds the structured allocator once per cycle
-(``kubesched.api.dra.structured``) over the cluster's ResourceSlices and DeviceClasses and the
-devices already taken; Filter asks it for each node; PostFilter deallocates a claim that blocks
-the pod so it can be allocated elsewhere; Score prefers earlier ``firstAvailable`` subrequests;
-Reserve records the chosen allocations as in flight (the next pod's allocator sees them taken);
+(``kubesched.api.dra.structured``) over the cluster's ResourceSlices (with the taints of
+DeviceTaintRules applied, DRADeviceTaintRules; ``kubesched.api.dra.taintrules``) and DeviceClasses
+and the devices already taken; Filter asks it for each node; PostFilter deallocates a claim that
+blocks the pod so it can be allocated elsewhere; Score prefers earlier ``firstAvailable``
+subrequests; Reserve records the chosen allocations as in flight (the next pod's allocator sees
+them taken);
 PreBind writes ``status.allocation`` and ``status.reservedFor``, then (DRADeviceBindingConditions)
 waits for the binding conditions of the allocated devices; Unreserve undoes both.
 
@@ -51,6 +53,7 @@ from kubesched.api.dra.structured import (
 from kubesched.api.dra.structured import (
     DeviceClassLister as DeviceClassListerProtocol,
 )
+from kubesched.api.dra.taintrules import apply_device_taint_rules, device_taint_rule_api_version
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.nodeaffinity import NodeSelector
 from kubesched.config.feature_gates import known_feature_gates
@@ -232,6 +235,11 @@ class DynamicResources(
         self._real_clock = handle is not None and isinstance(handle.clock, RealClock)
         #: Simulator only: devices whose binding conditions timed out, no longer offered.
         self._unbindable: set[tuple[str, str, str]] = set()
+        gates = known_feature_gates(str(self.release))
+        taint_rules = gates.get("DRADeviceTaintRules")
+        #: DRADeviceTaintRules: the API version DeviceTaintRules are read in (None: gate off).
+        rules_on = taint_rules is not None and taint_rules.default
+        self.device_taint_rules_api = device_taint_rule_api_version(self.release.minor) if rules_on else None
         timeout = self.args.binding_timeout
         self.binding_timeout = float(timeout) if timeout is not None else BINDING_TIMEOUT_DEFAULT
 
@@ -330,11 +338,16 @@ class DynamicResources(
                         allocated.allocated_shared_device_ids,
                         allocated.aggregated_capacity,
                     )
+                classes = DeviceClassLister(client)
+                slices: Sequence[JSONObj] = list_resource_slices(client)
+                if self.device_taint_rules_api is not None:
+                    rules = client.list_objects(self.device_taint_rules_api, "DeviceTaintRule")
+                    slices = apply_device_taint_rules(slices, rules, classes, self.cel_cache)
                 s.allocator = self.allocator_factory(
                     self.features,
                     allocated,
-                    DeviceClassLister(client),
-                    list_resource_slices(client),
+                    classes,
+                    slices,
                     self.cel_cache,
                 )
             except AllocationError as e:
