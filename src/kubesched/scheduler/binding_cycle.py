@@ -13,6 +13,7 @@ from collections.abc import Callable
 from kubesched.config.releases import PREEMPTED_PRE_BIND_PODS_BACK_OFF
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD_DELETE
+from kubesched.framework.pods_in_pre_bind import PodInPreBind
 from kubesched.framework.prebind_wait import PRE_BIND_WAIT, PreBindWait
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
@@ -168,7 +169,7 @@ class BindingCycleMixin(FailureHandlingMixin):
                             fw.pods_in_pre_bind.remove(assumed.uid)
                     resume(final)
 
-                self._poll_pre_bind_wait(wait, finish)
+                self._poll_pre_bind_wait(wait, finish, in_pre_bind)
                 return None
             if in_pre_bind is not None and not in_pre_bind.mark_prebound():
                 return Status(Code.ERROR, in_pre_bind.cause)
@@ -177,11 +178,18 @@ class BindingCycleMixin(FailureHandlingMixin):
                 fw.pods_in_pre_bind.remove(assumed.uid)
         return self._bind_and_post_bind(state, fw, result, qpi, assumed)
 
-    def _poll_pre_bind_wait(self, wait: PreBindWait, finish: Callable[[Status], None]) -> None:
+    def _poll_pre_bind_wait(
+        self, wait: PreBindWait, finish: Callable[[Status], None], in_pre_bind: PodInPreBind | None
+    ) -> None:
         """Poll a PreBind plugin's wait every ``interval`` on the clock (as PollUntilContextTimeout
-        after its immediate check, which the plugin made) until ready, an error, or the deadline."""
+        after its immediate check, which the plugin made) until ready, an error, or the deadline.
+        A preemption that cancels the binding ends the wait at the next poll (upstream cancels
+        PreBind's context); ``finish`` then fails the cycle with its cause."""
 
         def tick() -> None:
+            if in_pre_bind is not None and in_pre_bind.canceled:
+                finish(Status(Code.SUCCESS))
+                return
             try:
                 ready, err = wait.poll()
             except Exception as e:  # a bug in the plugin's poll ends the wait, not the simulation
