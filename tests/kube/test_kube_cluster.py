@@ -325,3 +325,37 @@ def test_delete_ignores_an_object_already_gone(answer: httpx.Response) -> None:
     claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "ns"}}
     cluster(api).delete(claim)
     assert len(api.sent("DELETE")) == 1
+class _Events:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, object, object]] = []
+
+    def on_object_event(self, kind: str, action: object, old: object, new: object) -> None:
+        self.seen.append((kind, old, new))
+
+
+def test_device_taint_rules_are_watched_in_the_newest_served_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DRADeviceTaintRules: v1 is not served here (a v1.36 API server), v1beta2 is; a rule's
+    change reaches the queue as a ResourceSlice update (upstream's slice tracker)."""
+    api = FakeApi()
+    api.route(
+        "GET",
+        "/apis/resource.k8s.io/v1beta2",
+        httpx.Response(200, json={"resources": [{"name": "devicetaintrules", "kind": "DeviceTaintRule"}]}),
+    )
+    monkeypatch.setattr(Informer, "start", lambda self: self)
+    c = cluster(api)
+    events = _Events()
+    c.add_event_handlers(events)  # type: ignore[arg-type]
+    c._start_device_taint_rule_informer()
+    inf = c.informers["DeviceTaintRule"]
+    assert inf.resource.api_version == "resource.k8s.io/v1beta2"
+    assert inf.on_add is not None
+    inf.on_add({"metadata": {"name": "r"}})
+    assert events.seen == [("ResourceSlice", None, {"metadata": {"name": "r"}})]
+
+
+def test_device_taint_rules_not_served_are_not_watched(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Informer, "start", lambda self: self)
+    c = cluster(FakeApi())
+    c._start_device_taint_rule_informer()
+    assert "DeviceTaintRule" not in c.informers

@@ -125,3 +125,44 @@ def test_the_cli_exits_2_without_a_traceback(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert "Traceback" not in res.output
     assert "spec.pool.resourceSliceCount: Invalid value: -3: must be greater than zero" in res.output
+
+
+RULE = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata: {name: maintenance}
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: n1, device: gpu-0}
+  taint: {key: example.com/maintenance, value: planned, effect: NoSchedule}
+"""
+
+RULE_BAD = [
+    ("effect: NoSchedule", "effect: Sometimes", 'spec.taint.effect: Unsupported value: "Sometimes"'),
+    ("effect: NoSchedule", "effect: ''", "spec.taint.effect: Required value"),
+    ("key: example.com/maintenance, ", "", "spec.taint.key: Required value"),
+    ("key: example.com/maintenance", "key: 'bad key!'", 'spec.taint.key: Invalid value: "bad key!"'),
+    ("device: gpu-0", "device: 7", "spec.deviceSelector.device: must be a string, got 7"),
+    ("apiVersion: resource.k8s.io/v1\n", "apiVersion: resource.k8s.io/v2\n", "no matches for kind \"DeviceTaintRule\""),
+]
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta2", "v1alpha3"])
+def test_device_taint_rule_loads_in_each_served_version(tmp_path: Path, version: str) -> None:
+    """DeviceTaintRule: resource.k8s.io/v1alpha3 (v1.35), v1beta2 (v1.36), v1 (v1.37)."""
+    path = tmp_path / "rule.yaml"
+    path.write_text(RULE.replace("resource.k8s.io/v1", f"resource.k8s.io/{version}"))
+    [rule] = load_manifests([path]).of_kind("DeviceTaintRule")
+    assert rule["spec"]["taint"]["effect"] == "NoSchedule"
+
+
+@pytest.mark.parametrize(("old", "new", "message"), RULE_BAD, ids=[b[2].split(":")[0] for b in RULE_BAD])
+def test_each_bad_device_taint_rule_field_is_one_line(tmp_path: Path, old: str, new: str, message: str) -> None:
+    assert old in RULE
+    path = tmp_path / "rule.yaml"
+    path.write_text(RULE.replace(old, new, 1))
+    with pytest.raises(ManifestError) as err:
+        load_manifests([path])
+    [line] = err.value.errors
+    assert line.startswith(f"{path}:")
+    assert "DeviceTaintRule" in line and "maintenance" in line
+    assert message in line

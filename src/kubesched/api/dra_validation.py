@@ -2,7 +2,7 @@
 API server's defaults for them.
 
 ``validate_dra_object(kind, obj)`` returns one ``"<field path>: <message>"`` per problem of a
-DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate, after upstream's
+DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceTaintRule, after upstream's
 pkg/apis/resource/validation/validation.go for the fields the scheduler reads (its wording where
 it has one: ``Required value``, ``Unsupported value``, ``Duplicate value``, ``exactly one of ...``);
 the simulator refuses manifests with problems (exit 2). ``apply_dra_defaults`` sets what
@@ -21,6 +21,7 @@ from kubesched.api.errors import field_required
 from kubesched.api.nodeaffinity import NodeSelector
 from kubesched.api.objects_validation import _Checker, _shown
 from kubesched.api.storage_validation import _meta
+from kubesched.api.validation import is_qualified_name, is_valid_label_value
 
 __all__ = ["DRA_KINDS", "apply_dra_defaults", "validate_dra_object"]
 
@@ -239,12 +240,48 @@ def validate_resource_slice(obj: Mapping[str, Any]) -> list[str]:
     return c.problems
 
 
+#: resourceapi.DeviceTaintEffect values, in validation's order.
+_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+
+
+def validate_device_taint_rule(obj: Mapping[str, Any]) -> list[str]:
+    """A DeviceTaintRule (DRADeviceTaintRules): the taint (``key`` a qualified name, ``effect``
+    one of NoExecute, NoSchedule, None, ``value`` a label value) and the device selector's names
+    and CEL selectors, the fields the scheduler applies to devices."""
+    c = _Checker()
+    _meta(c, obj, namespaced=False)
+    spec = c.mapping(obj.get("spec"), "spec") or {}
+    taint = c.mapping(spec.get("taint"), "spec.taint")
+    if taint is None:
+        if "taint" not in spec:
+            c.add("spec.taint", "Required value")
+    else:
+        key = _required(c, taint.get("key"), "spec.taint.key")
+        if key:
+            for msg in is_qualified_name(key):
+                c.add("spec.taint.key", f"Invalid value: {_shown(key)}: {msg}")
+        value = c.string(taint.get("value"), "spec.taint.value")
+        if value:
+            for msg in is_valid_label_value(value):
+                c.add("spec.taint.value", f"Invalid value: {_shown(value)}: {msg}")
+        if _required(c, taint.get("effect"), "spec.taint.effect"):
+            c.one_of(taint.get("effect"), "spec.taint.effect", _TAINT_EFFECTS)
+        c.string(taint.get("timeAdded"), "spec.taint.timeAdded")
+    selector = c.mapping(spec.get("deviceSelector"), "spec.deviceSelector")
+    if selector is not None:
+        for key in ("deviceClassName", "driver", "pool", "device"):
+            c.string(selector.get(key), f"spec.deviceSelector.{key}")
+        _selectors(c, selector.get("selectors"), "spec.deviceSelector.selectors")
+    return c.problems
+
+
 #: kind -> validator.
 DRA_KINDS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "DeviceClass": validate_device_class,
     "ResourceSlice": validate_resource_slice,
     "ResourceClaim": validate_resource_claim,
     "ResourceClaimTemplate": validate_resource_claim_template,
+    "DeviceTaintRule": validate_device_taint_rule,
 }
 
 

@@ -7,7 +7,8 @@
   read (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
   CSIStorageCapacities, VolumeAttachments; their changes are cluster events, as upstream's
   storage handlers), the DRA kinds DynamicResources reads (ResourceClaims, ResourceSlices,
-  DeviceClasses), and the workload kinds default
+  DeviceClasses; with DRADeviceTaintRules also DeviceTaintRules, in the newest version served,
+  whose changes are ResourceSlice updates), and the workload kinds default
   topology spreading reads (Services, ReplicationControllers, ReplicaSets, StatefulSets); and,
   only when their CRD is served, ElasticQuotas and PodGroups (scheduling.x-k8s.io/v1alpha1)
   and NodeResourceTopologies (topology.node.k8s.io/v1alpha2). Their events call the scheduler's
@@ -36,6 +37,7 @@ from typing import Any
 
 import httpx
 
+from kubesched.api.dra.taintrules import DEVICE_TAINT_RULE_API_VERSIONS
 from kubesched.framework.clock import Clock, rfc3339
 from kubesched.framework.cluster import BindConflictError, EventHandlers, ObjectConflictError, RetriableAPIError
 from kubesched.framework.events import ActionType
@@ -120,6 +122,9 @@ class KubeOptions:
     inactivity_timeout: float = DEFAULT_INACTIVITY_TIMEOUT
     crd_poll_interval: float = CRD_POLL_INTERVAL
     watch_custom_resources: bool = True
+    #: DRADeviceTaintRules: watch DeviceTaintRules (in the newest version the API serves), whose
+    #: changes are ResourceSlice updates for the queue, as upstream's resource slice tracker makes them.
+    device_taint_rules: bool = False
 
 
 class KubeCluster:
@@ -211,6 +216,8 @@ class KubeCluster:
         )
         for inf in list(self.informers.values()):
             inf.start()
+        if self.options.device_taint_rules:
+            self._start_device_taint_rule_informer()
         if self.options.watch_custom_resources:
             missing = self._start_custom_informers(list(CUSTOM_KINDS))
             if missing:
@@ -218,6 +225,36 @@ class KubeCluster:
                     target=self._poll_custom_resources, args=(missing,), name="crd-discovery", daemon=True
                 )
                 self._crd_thread.start()
+
+    def _start_device_taint_rule_informer(self) -> None:
+        """Watch DeviceTaintRules in the newest version served (v1 from v1.37, v1beta2 in v1.36,
+        v1alpha3 before); none when the API serves none. A change to a rule changes the devices'
+        taints, so it reaches the queue as a ResourceSlice update."""
+        served: ResourceType | None = None
+        for api_version in DEVICE_TAINT_RULE_API_VERSIONS:
+            try:
+                served = self.client.resource_for(api_version, "DeviceTaintRule")
+            except (ApiError, httpx.TransportError) as err:
+                log.warning("discovery of %s failed: %s", api_version, err)
+                served = None
+            if served is not None:
+                info_s(log, v(0), "Watching DeviceTaintRules", apiVersion=api_version)
+                break
+        if served is None:
+            info_s(log, v(2), "DeviceTaintRules not served; not watching them")
+            return
+        slice_kind = RESOURCE_SLICES.kind
+
+        def on_add(obj: dict[str, Any]) -> None:
+            self._s.on_object_event(slice_kind, ActionType.UPDATE_OTHER, None, obj)
+
+        def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+            self._s.on_object_event(slice_kind, ActionType.UPDATE_OTHER, old, new)
+
+        def on_delete(obj: dict[str, Any]) -> None:
+            self._s.on_object_event(slice_kind, ActionType.UPDATE_OTHER, obj, None)
+
+        self._informer(served, transform=trim_object, on_add=on_add, on_update=on_update, on_delete=on_delete).start()
 
     def _start_custom_informers(self, kinds: list[ResourceType]) -> list[ResourceType]:
         """Start informers for the custom kinds the API server serves; return the others."""

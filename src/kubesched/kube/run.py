@@ -128,10 +128,15 @@ class SchedulerApp:
         # Events get their own client and rate limit, as kube-scheduler's separate eventClient:
         # a burst of events never delays a binding.
         self.event_client = KubeClient(conn, qps=cc.qps, burst=cc.burst, metrics=self.client_metrics)
+        # DRADeviceTaintRules (default on in v1.37): watch the rules DynamicResources applies.
+        backend = replace(
+            self.options.backend or KubeOptions(),
+            device_taint_rules=self.options.feature_gates.enabled("DRADeviceTaintRules"),
+        )
         self.cluster = KubeCluster(
             self.client,
             self.clock,
-            options=self.options.backend,
+            options=backend,
             recorder=EventRecorder(self.event_client, self.clock),
         )
         self.scheduler = Scheduler(

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from kubesched.config.releases import PREEMPTED_PRE_BIND_PODS_BACK_OFF
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD_DELETE
+from kubesched.framework.pods_in_pre_bind import PodInPreBind
+from kubesched.framework.prebind_wait import PRE_BIND_WAIT, PreBindWait
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
@@ -84,15 +87,31 @@ class BindingCycleMixin(FailureHandlingMixin):
         start: float,
         permit: Status,
     ) -> None:
-        host = result.suggested_host
         try:
-            status = self.binding_cycle(state, fw, result, qpi, assumed, permit)
+            status = self.binding_cycle(
+                state, fw, result, qpi, assumed, permit,
+                resume=lambda st: self._binding_cycle_done(state, fw, result, qpi, assumed, start, st),
+            )
         except Exception as err:  # never lose a pod to a bug in a binding path
             log.error("binding cycle of %s failed: %s", assumed.key, err)
             log.debug("binding cycle of %s failed", assumed.key, exc_info=True)
             status = Status.as_status(err)
-        finally:
-            self.metrics.binding_goroutines(-1)
+        if status is None:  # a PreBind plugin waits on the clock: resume finishes the cycle
+            return
+        self._binding_cycle_done(state, fw, result, qpi, assumed, start, status)
+
+    def _binding_cycle_done(
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        start: float,
+        status: Status,
+    ) -> None:
+        host = result.suggested_host
+        self.metrics.binding_goroutines(-1)
         if status.is_success():
             # Upstream metrics.PodScheduled: the attempt from the cycle's start to the binding.
             self.metrics.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - start)
@@ -107,7 +126,10 @@ class BindingCycleMixin(FailureHandlingMixin):
         qpi: QueuedPodInfo,
         assumed: PodInfo,
         permit: Status,
-    ) -> Status:
+        resume: Callable[[Status], None] | None = None,
+    ) -> Status | None:
+        """The cycle's status, or None when a PreBind plugin left a :class:`PreBindWait` (virtual
+        clock): the wait then polls on timers and ``resume`` gets the status at its end."""
         host = result.suggested_host
         # WaitOnPermit
         if not permit.is_success():
@@ -121,15 +143,76 @@ class BindingCycleMixin(FailureHandlingMixin):
             if state.get(PRE_BIND_WORK) is True and self.config.release.has(PREEMPTED_PRE_BIND_PODS_BACK_OFF)
             else None
         )
+        waiting = False
         try:
             st = fw.run_pre_bind_plugins(state, assumed, host)
             if not st.is_success():
                 return self._single_node_failure(qpi.pod_info, host, st)
+            wait = state.get(PRE_BIND_WAIT)
+            if isinstance(wait, PreBindWait) and resume is not None:
+                state.delete(PRE_BIND_WAIT)
+                waiting = True
+
+                def finish(waited: Status) -> None:
+                    try:
+                        if not waited.is_success():
+                            final: Status = self._single_node_failure(qpi.pod_info, host, waited)
+                        elif in_pre_bind is not None and not in_pre_bind.mark_prebound():
+                            final = Status(Code.ERROR, in_pre_bind.cause)
+                        else:
+                            final = self._bind_and_post_bind(state, fw, result, qpi, assumed)
+                    except Exception as err:  # never lose a pod to a bug in a binding path
+                        log.error("binding cycle of %s failed: %s", assumed.key, err)
+                        final = Status.as_status(err)
+                    finally:
+                        if in_pre_bind is not None:
+                            fw.pods_in_pre_bind.remove(assumed.uid)
+                    resume(final)
+
+                self._poll_pre_bind_wait(wait, finish, in_pre_bind)
+                return None
             if in_pre_bind is not None and not in_pre_bind.mark_prebound():
                 return Status(Code.ERROR, in_pre_bind.cause)
         finally:
-            if in_pre_bind is not None:
+            if in_pre_bind is not None and not waiting:
                 fw.pods_in_pre_bind.remove(assumed.uid)
+        return self._bind_and_post_bind(state, fw, result, qpi, assumed)
+
+    def _poll_pre_bind_wait(
+        self, wait: PreBindWait, finish: Callable[[Status], None], in_pre_bind: PodInPreBind | None
+    ) -> None:
+        """Poll a PreBind plugin's wait every ``interval`` on the clock (as PollUntilContextTimeout
+        after its immediate check, which the plugin made) until ready, an error, or the deadline.
+        A preemption that cancels the binding ends the wait at the next poll (upstream cancels
+        PreBind's context); ``finish`` then fails the cycle with its cause."""
+
+        def tick() -> None:
+            if in_pre_bind is not None and in_pre_bind.canceled:
+                finish(Status(Code.SUCCESS))
+                return
+            try:
+                ready, err = wait.poll()
+            except Exception as e:  # a bug in the plugin's poll ends the wait, not the simulation
+                ready, err = False, str(e)
+            if err is not None:
+                finish(self._pre_bind_wait_error(wait, err))
+            elif ready:
+                finish(Status(Code.SUCCESS))
+            elif self.clock.now() >= wait.deadline:
+                finish(self._pre_bind_wait_error(wait, wait.timeout_message))
+            else:
+                self.clock.call_later(min(wait.interval, wait.deadline - self.clock.now()), tick)
+
+        self.clock.call_later(min(wait.interval, max(0.0, wait.deadline - self.clock.now())), tick)
+
+    @staticmethod
+    def _pre_bind_wait_error(wait: PreBindWait, message: str) -> Status:
+        return Status(Code.ERROR, f'running PreBind plugin "{wait.plugin}": {message}', plugin=wait.plugin)
+
+    def _bind_and_post_bind(
+        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, assumed: PodInfo
+    ) -> Status:
+        host = result.suggested_host
         st = self.bind(fw, state, assumed, host)
         if not st.is_success():
             return st

@@ -55,6 +55,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.dra.taintrules import DEVICE_TAINT_RULE_API_VERSIONS
 from kubesched.api.dra_validation import DRA_KINDS as DRA_VALIDATORS
 from kubesched.api.dra_validation import apply_dra_defaults, validate_dra_object
 from kubesched.api.objects_validation import validate_node, validate_pod
@@ -87,6 +88,7 @@ _BUILTIN_VERSIONS = {
     "PodDisruptionBudget": ("policy/v1",),
     **{kind: (version,) for kind, (version, _, _) in STORAGE_KINDS.items()},
     **{kind: (DRA_API_VERSION,) for kind in DRA_KINDS},
+    "DeviceTaintRule": DEVICE_TAINT_RULE_API_VERSIONS,
     GPU_NODE_KIND: (GPU_NODE_API_VERSION,),
 }
 #: Kinds without a namespace (every other kind is namespaced, "default" when not given).
@@ -111,6 +113,7 @@ _RESOURCES = {
     "ResourceSlice": "resourceslices.resource.k8s.io",
     "ResourceClaim": "resourceclaims.resource.k8s.io",
     "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
+    "DeviceTaintRule": "devicetaintrules.resource.k8s.io",
 }
 #: core.PreemptLowerPriority, core.PreemptNever, in ValidatePreemptionPolicy's order.
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
@@ -405,7 +408,9 @@ class _Loader:
             self.check_pod(ref, obj)
         elif ref.kind in STORAGE_KINDS:
             self.check_storage(ref, obj)
-        elif ref.kind in DRA_VALIDATORS and obj.get("apiVersion") == DRA_API_VERSION:
+        elif ref.kind in DRA_VALIDATORS and (
+            obj.get("apiVersion") == DRA_API_VERSION or ref.kind == "DeviceTaintRule"
+        ):
             dra_problems = validate_dra_object(ref.kind, obj)
             for problem in dra_problems:
                 path, message = _split_problem(problem)

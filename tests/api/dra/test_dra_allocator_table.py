@@ -26,13 +26,7 @@ SKIPPED: dict[str, str] = {
     "partitionable-devices-validation-error-on-non-targeting-slice": (
         "multi-host pools: a slice for another node is not gathered, so its invalid counter use is not seen"
     ),
-    "partitionable-devices-with-binding-conditions": "binding conditions (DRADeviceBindingConditions): another change",
-    "partitionable-devices-with-binding-conditions-multiple": "binding conditions",
-    "partitionable-devices-with-binding-conditions-some-devices-no-conditions": "binding conditions",
-    "partitionable-devices-with-binding-conditions-multi-slices": "binding conditions",
-    "partitionable-devices-with-binding-conditions-and-taints": "binding conditions",
-    "partitionable-devices-with-binding-conditions-and-taints-tolerated": "binding conditions",
-    "list-attributes-*": "DRAListTypeAttributes (list-valued attributes in match/distinct constraints): after v1.37",
+    "list-attributes-*": "DRAListTypeAttributes (list-valued attributes in match/distinct constraints): alpha, off in v1.37",
 }
 """Upstream rows not in the YAML and why (the table's other rows not there are another change's)."""
 
@@ -64,16 +58,20 @@ def _opaque(driver: str, attribute: str) -> dict[str, Any]:
 TAINTS = {
     "no-schedule": {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"},
     "no-execute": {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+    "key1-no-schedule": {"key": "key1", "value": "value1", "effect": "NoSchedule"},
 }
 TOLERATIONS = {
     "no-schedule": {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"},
     "no-execute": {"operator": "Equal", "key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+    "key1-no-schedule": {"operator": "Exists", "key": "key1", "effect": "NoSchedule"},
 }
 
 
 def _policy_range() -> dict[str, Any]:
     """upstream's withCapacityRequestPolicyRange: default 2, valid range min 2, step 2, max 4."""
     return {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}
+def _counters(counters: dict[str, str]) -> dict[str, Any]:
+    return {name: {"value": value} for name, value in counters.items()}
 
 
 def _device(d: Any, capacity: dict[str, str]) -> dict[str, Any]:
@@ -111,6 +109,16 @@ def _device(d: Any, capacity: dict[str, str]) -> dict[str, Any]:
         out["taints"] = [TAINTS[t] for t in d["taints"]]
     if d.get("attrs"):
         out["attributes"] = d["attrs"]
+    if d.get("consumes"):  # upstream's withDeviceCounterConsumption
+        out["consumesCounters"] = [{"counterSet": cs, "counters": _counters(c)} for cs, c in d["consumes"].items()]
+    if "binding" in d:  # upstream's withBindingConditions(bindingConditions, bindingFailureConditions)
+        conditions, failures = d["binding"]
+        if conditions is not None:
+            out["bindingConditions"] = conditions
+        if failures is not None:
+            out["bindingFailureConditions"] = failures
+    if "binds_to_node" in d:  # upstream's withBindsToNode
+        out["bindsToNode"] = d["binds_to_node"]
     return out
 
 
@@ -153,6 +161,8 @@ def _slice(row: list[Any]) -> dict[str, Any]:
         "pool": {"name": pool, "generation": opts.get("generation", 1), "resourceSliceCount": opts.get("count", 1)},
         "devices": [_device(d, capacity) for d in devices],
     }
+    if opts.get("counters"):  # upstream's sliceWithCounterSets, as {name: {counter: value}}
+        spec["sharedCounters"] = [{"name": n, "counters": _counters(c)} for n, c in opts["counters"].items()]
     if "counter_sets" in opts:  # upstream's sliceWithCounterSets: [[name, {counter: value}]]
         spec["sharedCounters"] = [
             {"name": n, "counters": {k: {"value": str(v)} for k, v in c.items()}} for n, c in opts["counter_sets"]
@@ -207,8 +217,12 @@ FIXED_SHARE_ID = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
 
 
 def _result(r: dict[str, Any]) -> str:
-    """``request driver pool device [admin] [share] [capacity=amount ...]``."""
+    """``request driver pool device [admin] [bc=conditions] [bfc=conditions] [share] [capacity=amount ...]``."""
     words = [r["request"], r["driver"], r["pool"], r["device"]] + (["admin"] if r.get("adminAccess") else [])
+    if r.get("bindingConditions"):
+        words.append(f"bc={','.join(r['bindingConditions'])}")
+    if r.get("bindingFailureConditions"):
+        words.append(f"bfc={','.join(r['bindingFailureConditions'])}")
     if "shareID" in r:
         assert r["shareID"] == FIXED_SHARE_ID
         words.append("share")
@@ -221,7 +235,7 @@ def _canonical(line: str) -> str:
     words = []
     for word in line.split():
         name, eq, amount = word.partition("=")
-        words.append(f"{name}={parse_quantity(amount)}" if eq else word)
+        words.append(f"{name}={parse_quantity(amount)}" if eq and name not in ("bc", "bfc") else word)
     return " ".join(words)
 
 

@@ -15,9 +15,14 @@ experimental allocator, structured/internal/experimental): a device with
 ``allowMultipleAllocations`` is shared, each request taking a share (a ``shareID``) and consuming
 its ``capacity.requests`` rounded by the capacity's ``requestPolicy`` (``consumedCapacity``), next
 to the shares of other claims (AllocatedState.aggregated_capacity); a shared device consumes its
-counters once; ``distinctAttribute`` constraints want a different value on every device. Not
-modelled: binding conditions (such a device is not offered), taints from DeviceTaintRules,
-multi-host pools (slices of one pool for other nodes). Conservative every time: a pod may stay
+counters once; ``distinctAttribute`` constraints want a different value on every device. With
+device binding conditions on (``Features.device_binding_and_status``) devices with
+``bindingConditions`` are offered, their pools after the others (upstream's GatherPools in
+pools_experimental.go), the results carry the conditions, and a ``bindsToNode`` device pins the
+allocation to the node; with it off they are not offered. Taints from DeviceTaintRules reach the
+allocator already applied to the slices' devices (DynamicResources applies them with
+``kubesched.api.dra.taintrules``). Not modelled: multi-host pools (slices of one pool for other
+nodes). Conservative every time: a pod may stay
 pending that upstream would place, never the other way round.
 """
 
@@ -476,6 +481,8 @@ class StableAllocator:
         #: Every slice parsed once; node-local ones indexed by node (each node's search reads
         #: its own and the others, not all of them).
         self._slices = [_parse_slice(sl) for sl in slices]
+        #: Slice names: upstream's buildPool takes a pool's slices in name order.
+        self._slice_names = [str(_map(_map(sl).get("metadata")).get("name") or "") for sl in slices]
         self._by_node: dict[str, list[int]] = {}
         self._elsewhere: list[int] = []
         for i, sl in enumerate(self._slices):
@@ -604,8 +611,8 @@ class StableAllocator:
         """The class's selectors, then the request's (upstream ``isSelectable``)."""
         if dev.data.get("consumesCounters") and not self.features.partitionable_devices:
             return False  # a partition of a device: only with DRAPartitionableDevices
-        if dev.data.get("bindingConditions"):
-            return False  # binding conditions (waiting for a device to be attached) are not modelled
+        if dev.data.get("bindingConditions") and not self.features.device_binding_and_status:
+            return False  # binding conditions: only with DRADeviceBindingConditions (and device status)
         if self.features.device_taints:
             for taint in _list(dev.data.get("taints")):
                 taint = _map(taint)
@@ -628,8 +635,12 @@ class StableAllocator:
     def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         options, constraints = self._requests(claims)
         name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
-        indices = sorted(self._by_node.get(name, []) + self._elsewhere)
+        indices = sorted(self._by_node.get(name, []) + self._elsewhere, key=lambda i: (self._slice_names[i], i))
         pools = _gather_pools((self._slices[i] for i in indices), node, self.features.partitionable_devices)
+        if self.features.device_binding_and_status:
+            # upstream GatherPools: pools with binding conditions last, so devices usable without
+            # waiting for a driver come first (both groups in pool order; the sort is stable).
+            pools.sort(key=_has_binding_conditions)
         # Pools being updated (not every slice of the newest generation seen) and invalid pools
         # give no devices, as upstream's search skips them.
         devices = [d for p in pools if not p.incomplete and not p.invalid for d in p.devices]
@@ -853,6 +864,7 @@ class StableAllocator:
         consumed: Sequence[Mapping[str, tuple[Fraction, str]] | None] = (),
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
+        node_name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
         for ci, claim in enumerate(claims):
             results: list[dict[str, Any]] = []
             local_first = ""
@@ -877,9 +889,18 @@ class StableAllocator:
                     entry["shareID"] = self.share_id(f"{owner}/{req.name}/{'/'.join(dev.key)}/{len(results)}")
                     if share:
                         entry["consumedCapacity"] = {name: text for name, (_, text) in share.items()}
+                binds_to_node = False
+                if self.features.device_binding_and_status:
+                    for key in ("bindingConditions", "bindingFailureConditions"):
+                        if dev.data.get(key):
+                            entry[key] = list(_list(dev.data.get(key)))
+                    binds_to_node = dev.data.get("bindsToNode") is True
                 results.append(entry)
                 if dev.node_local:
                     local_first = local_first or dev.node_local
+                elif binds_to_node and node_name:
+                    # bindsToNode: the allocation is pinned to the node it was made for.
+                    local_first = local_first or node_name
                 elif dev.selector is not None:
                     selectors.append(dev.selector)
             config: list[dict[str, Any]] = []
@@ -909,6 +930,11 @@ class StableAllocator:
                 allocation["nodeSelector"] = selector
             out.append(allocation)
         return out
+
+
+def _has_binding_conditions(pool: _Pool) -> bool:
+    """upstream poolHasBindingConditions: some device of the pool sets bindingConditions."""
+    return any(d.data.get("bindingConditions") is not None for d in pool.devices)
 
 
 def _node_selector(node_name: str, selectors: list[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -3,11 +3,24 @@
 
 PreEnqueue holds pods whose claims do not exist yet; PreFilter gathers the claims, restricts
 nodes by the node selectors of allocated ones and builds the structured allocator once per cycle
-(``kubesched.api.dra.structured``) over the cluster's ResourceSlices and DeviceClasses and the
-devices already taken; Filter asks it for each node; PostFilter deallocates a claim that blocks
-the pod so it can be allocated elsewhere; Score prefers earlier ``firstAvailable`` subrequests;
-Reserve records the chosen allocations as in flight (the next pod's allocator sees them taken);
-PreBind writes ``status.allocation`` and ``status.reservedFor``; Unreserve undoes both.
+(``kubesched.api.dra.structured``) over the cluster's ResourceSlices (with the taints of
+DeviceTaintRules applied, DRADeviceTaintRules; ``kubesched.api.dra.taintrules``) and DeviceClasses
+and the devices already taken; Filter asks it for each node; PostFilter deallocates a claim that
+blocks the pod so it can be allocated elsewhere; Score prefers earlier ``firstAvailable``
+subrequests; Reserve records the chosen allocations as in flight (the next pod's allocator sees
+them taken);
+PreBind writes ``status.allocation`` and ``status.reservedFor``, then (DRADeviceBindingConditions)
+waits for the binding conditions of the allocated devices; Unreserve undoes both.
+
+Device binding conditions (upstream's ``isClaimReadyForBinding``, ``isClaimTimeout``): Filter
+marks an allocated claim unavailable when a binding failure condition is true or its
+``bindingTimeout`` passed since ``allocationTimestamp`` (PostFilter then deallocates it). PreBind
+polls the claims every 5 s until every binding condition is true, a failure condition is true, or
+``bindingTimeout`` passes. The real backend blocks its binding thread; on a virtual clock the wait
+is a :class:`~kubesched.framework.prebind_wait.PreBindWait` the binding cycle polls on timers.
+The simulator has no driver to set the conditions: a device whose wait timed out there is not
+offered again (what the KEP asks of the driver's controller: taint or remove it), so the
+simulation ends.
 
 Extended resources backed by DRA (DRAExtendedResource, upstream ``extendeddynamicresources.go``):
 a pod requesting an extended resource that a DeviceClass provides gets a special claim, in memory
@@ -25,6 +38,7 @@ has no deadline: the elapsed time is checked after the call).
 from __future__ import annotations
 
 import functools
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -55,6 +69,7 @@ from kubesched.api.dra.structured import (
 from kubesched.api.dra.structured import (
     DeviceClassLister as DeviceClassListerProtocol,
 )
+from kubesched.api.dra.taintrules import apply_device_taint_rules, device_taint_rule_api_version
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.nodeaffinity import NodeSelector
 from kubesched.config.feature_gates import known_feature_gates
@@ -66,6 +81,7 @@ from kubesched.config.releases import (
     Release,
 )
 from kubesched.framework import MAX_NODE_SCORE
+from kubesched.framework.clock import RealClock
 from kubesched.framework.cluster import ObjectConflictError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
@@ -89,6 +105,7 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScoreExtensions,
 )
+from kubesched.framework.prebind_wait import PRE_BIND_WAIT, PreBindWait
 from kubesched.framework.signature import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -133,6 +150,10 @@ FINALIZER = "resource.kubernetes.io/delete-protection"
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 #: retry.DefaultRetry: attempts of PreBind's claim update on a conflict.
 _BIND_ATTEMPTS = 5
+#: PreBind polls the binding conditions this often (upstream's PollUntilContextTimeout interval).
+BINDING_CONDITIONS_POLL_INTERVAL = 5.0
+#: DynamicResourcesBindingTimeoutDefault: DynamicResourcesArgs.bindingTimeout when unset.
+BINDING_TIMEOUT_DEFAULT = 600.0
 
 AllocatorFactory = Callable[
     [Features, AllocatedState, DeviceClassListerProtocol, Sequence[JSONObj], CELCache], Allocator
@@ -261,6 +282,17 @@ class DynamicResources(
         self.cel_cache = CELCache()
         self._tracker: ClaimTracker | None = ClaimTracker(handle.client()) if handle is not None else None
         self._post_filter_reason = () if self.release.has(NO_DRA_DEALLOCATE_REASON) else (NO_NEW_CLAIMS_TO_DEALLOCATE,)
+        #: Blocking waits (time.sleep) only on the real backend; a virtual clock gets a PreBindWait.
+        self._real_clock = handle is not None and isinstance(handle.clock, RealClock)
+        #: Simulator only: devices whose binding conditions timed out, no longer offered.
+        self._unbindable: set[tuple[str, str, str]] = set()
+        gates = known_feature_gates(str(self.release))
+        taint_rules = gates.get("DRADeviceTaintRules")
+        #: DRADeviceTaintRules: the API version DeviceTaintRules are read in (None: gate off).
+        rules_on = taint_rules is not None and taint_rules.default
+        self.device_taint_rules_api = device_taint_rule_api_version(self.release.minor) if rules_on else None
+        timeout = self.args.binding_timeout
+        self.binding_timeout = float(timeout) if timeout is not None else BINDING_TIMEOUT_DEFAULT
 
     @property
     def tracker(self) -> ClaimTracker | None:
@@ -358,11 +390,23 @@ class DynamicResources(
         if to_allocate:
             client = self.handle.client()
             try:
+                allocated = self._tracker.gather_allocated_state(self.features.consumable_capacity)
+                if self._unbindable:
+                    allocated = AllocatedState(
+                        allocated.allocated_devices | self._unbindable,
+                        allocated.allocated_shared_device_ids,
+                        allocated.aggregated_capacity,
+                    )
+                classes = DeviceClassLister(client)
+                slices: Sequence[JSONObj] = list_resource_slices(client)
+                if self.device_taint_rules_api is not None:
+                    rules = client.list_objects(self.device_taint_rules_api, "DeviceTaintRule")
+                    slices = apply_device_taint_rules(slices, rules, classes, self.cel_cache)
                 s.allocator = self.allocator_factory(
                     self.features,
-                    self._tracker.gather_allocated_state(self.features.consumable_capacity),
-                    DeviceClassLister(client),
-                    list_resource_slices(client),
+                    allocated,
+                    classes,
+                    slices,
                     self.cel_cache,
                 )
             except AllocationError as e:
@@ -497,11 +541,19 @@ class DynamicResources(
         if node_claim is None and s.no_user_claim():
             return None  # extended resources all from the node's allocatable (device plugins)
         node = node_info.node or {}
-        unavailable = [
-            index
-            for index, info in enumerate(s.informations)
-            if info.available_on_nodes is not None and not info.available_on_nodes.match(node)
-        ]
+        unavailable: list[int] = []
+        for index, info in enumerate(s.informations):
+            if info.available_on_nodes is not None and not info.available_on_nodes.match(node):
+                unavailable.append(index)
+                continue
+            claim = s.claims[index]
+            if allocation_of(claim) is None or not self.features.device_binding_and_status:
+                continue
+            # Allocated: a failed or timed-out binding makes PostFilter deallocate it, so that
+            # other devices can be tried.
+            ready, failed = is_claim_ready_for_binding(claim)
+            if failed is not None or (not ready and self._is_claim_timeout(claim)):
+                unavailable.append(index)
         allocations: list[dict[str, JSONValue]] = []
         if s.allocator is not None:
             pending = [
@@ -759,7 +811,46 @@ class DynamicResources(
                 if s.informations[index].allocation is not None:
                     uid = s.extended_initial_uid if index == s.extended_index else claim_uid(s.claims[index])
                     self._tracker.maybe_remove_claim_pending_allocation(uid, True)
+        if not self.features.device_binding_and_status or not has_binding_conditions(s.claims):
+            return None
+        # Wait for the devices to be attached (upstream: PollUntilContextTimeout, 5 s, immediate).
+        if self.handle is not None:
+            self.handle.event_recorder().eventf(
+                pod.pod,
+                None,
+                "Normal",
+                "BindingConditionsPending",
+                "Scheduling",
+                f"waiting for binding conditions for device on node {node_name}",
+            )
+        deadline = self._clock_now() + self.binding_timeout
+        ready, err = self._is_pod_ready_for_binding(s)
+        if err is not None:
+            return _error(err)
+        if ready:
+            return None
+        if self._real_clock:
+            while self._clock_now() < deadline:
+                time.sleep(min(BINDING_CONDITIONS_POLL_INTERVAL, max(0.0, deadline - self._clock_now())))
+                ready, err = self._is_pod_ready_for_binding(s)
+                if err is not None:
+                    return _error(err)
+                if ready:
+                    return None
+            return _error("device binding timeout")
+
+        def poll() -> tuple[bool, str | None]:
+            ready, err = self._is_pod_ready_for_binding(s)
+            if not ready and err is None and self._clock_now() >= deadline:
+                self._give_up_binding(s)
+            return ready, err
+
+        state.write(
+            PRE_BIND_WAIT,
+            PreBindWait(self.name, BINDING_CONDITIONS_POLL_INTERVAL, deadline, poll, "device binding timeout"),
+        )
         return None
+
 
     def _bind_extended_claim(self, s: StateData, index: int, pod: PodInfo, node_name: str) -> JSONObj:
         """Upstream ``bindClaim`` for the extended-resource claim: create it (PreBind is where it
@@ -804,6 +895,52 @@ class DynamicResources(
         except Exception as e:
             raise _BindError(f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {e}") from e
         return claim
+
+    def _give_up_binding(self, s: StateData) -> None:
+        """Simulator only: no driver will ever attach these devices; stop offering them."""
+        for claim in s.claims:
+            for r in as_list(as_map(as_map(allocation_of(claim)).get("devices")).get("results")):
+                r = as_map(r)
+                if r.get("bindingConditions"):
+                    self._unbindable.add((str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
+
+    def _is_pod_ready_for_binding(self, s: StateData) -> tuple[bool, str | None]:
+        """Upstream ``isPodReadyForBinding``: every claim (re-read) ready; an error when a
+        binding failed or a claim's binding timed out."""
+        for index, claim in enumerate(s.claims):
+            if self._tracker is not None:
+                md = as_map(claim.get("metadata"))
+                current = self._tracker.get(str(md.get("namespace") or ""), str(md.get("name") or ""))
+                if current is None:
+                    return False, f'resourceclaim.resource.k8s.io "{md.get("name") or ""}" not found'
+                s.claims[index] = claim = current
+            ready, err = is_claim_ready_for_binding(claim)
+            if err is not None:
+                return False, err
+            if not ready:
+                if self._is_claim_timeout(claim):
+                    return False, f"claim {as_map(claim.get('metadata')).get('name') or ''} binding timeout"
+                return False, None
+        return True, None
+
+    def _is_claim_timeout(self, claim: JSONObj) -> bool:
+        """Upstream ``isClaimTimeout``: a result with binding conditions, allocated more than
+        ``bindingTimeout`` ago (a missing or malformed ``allocationTimestamp`` never times out)."""
+        if not self.features.device_binding_and_status:
+            return False
+        allocation = allocation_of(claim)
+        if allocation is None:
+            return False
+        stamp = _parse_time(allocation.get("allocationTimestamp"))
+        if stamp is None:
+            return False
+        results = as_list(as_map(allocation.get("devices")).get("results"))
+        if not any(as_map(r).get("bindingConditions") is not None for r in results):
+            return False
+        return stamp + self.binding_timeout < self._clock_now()
+
+    def _clock_now(self) -> float:
+        return self.handle.clock.now() if self.handle is not None else time.time()
 
     def _bind_claim(self, s: StateData, index: int, pod: PodInfo, created: JSONObj | None = None) -> JSONObj:
         """Upstream ``bindClaim``: add the allocation (with the finalizer first) and the pod's
@@ -875,6 +1012,76 @@ class DynamicResources(
 def _is_special(claim: JSONObj | None) -> bool:
     """The extended-resource claim still in memory (``isSpecialClaimName``)."""
     return claim is not None and as_map(claim.get("metadata")).get("name") == SPECIAL_CLAIM_IN_MEM_NAME
+def has_binding_conditions(claims: Sequence[JSONObj]) -> bool:
+    """Upstream ``hasBindingConditions``: some allocated device of the claims has binding conditions."""
+    for claim in claims:
+        for r in as_list(as_map(as_map(allocation_of(claim)).get("devices")).get("results")):
+            if as_map(r).get("bindingConditions"):
+                return True
+    return False
+
+
+def _condition(conditions: object, type_: str) -> Mapping[str, JSONValue] | None:
+    """apimeta.FindStatusCondition."""
+    for c in as_list(conditions):
+        if isinstance(c, Mapping) and c.get("type") == type_:
+            return c
+    return None
+
+
+def is_claim_ready_for_binding(claim: JSONObj) -> tuple[bool, str | None]:
+    """Upstream ``isClaimReadyForBinding``: ready when, for every result with binding conditions,
+    the device's entry in ``status.devices`` has them all True; an error when one of its binding
+    failure conditions is True. Without an allocation: not ready."""
+    allocation = allocation_of(claim)
+    if allocation is None:
+        return False, None
+    status_devices = as_list(as_map(claim.get("status")).get("devices"))
+    for raw in as_list(as_map(allocation.get("devices")).get("results")):
+        result = as_map(raw)
+        conditions = [c for c in as_list(result.get("bindingConditions")) if isinstance(c, str)]
+        if not conditions:
+            continue
+        device = next(
+            (
+                as_map(d)
+                for d in status_devices
+                if as_map(d).get("device") == result.get("device")
+                and as_map(d).get("driver") == result.get("driver")
+                and as_map(d).get("pool") == result.get("pool")
+            ),
+            None,
+        )
+        if device is None:
+            return False, None
+        for name in as_list(result.get("bindingFailureConditions")):
+            failed = _condition(device.get("conditions"), str(name))
+            if failed is not None and failed.get("status") == "True":
+                claim_name = as_map(claim.get("metadata")).get("name") or ""
+                return False, (
+                    f"claim {claim_name} binding failed: reason={failed.get('reason') or ''}, "
+                    f"message={_go_quote(str(failed.get('message') or ''))}"
+                )
+        for name in conditions:
+            cond = _condition(device.get("conditions"), name)
+            if cond is None or cond.get("status") != "True":
+                return False, None
+    return True, None
+
+
+def _go_quote(text: str) -> str:
+    """Go's %q for the usual printable text (JSON string escaping is the same there)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _parse_time(value: object) -> float | None:
+    """An RFC 3339 time (metav1.Time) in epoch seconds; None when missing or malformed."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _resource_version(obj: JSONObj) -> str:
