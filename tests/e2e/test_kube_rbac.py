@@ -271,6 +271,30 @@ def test_deploy_rbac_is_enough_to_schedule(
             kcm.terminate()
             kcm.wait(30)
 
+        # DynamicResources: PreBind adds the claim's finalizer (patch of resourceclaims), then
+        # writes status.allocation and reservedFor (patch of resourceclaims/status, and from v1.37
+        # of resourceclaims/binding), each within system:kube-scheduler's grants.
+        driver = f"{unique('gpu')}.example.com"
+        dra = "/apis/resource.k8s.io/v1"
+        api.ok(api.c.post(f"{dra}/deviceclasses", json={
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": driver},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}}))
+        api.ok(api.c.post(f"{dra}/resourceslices", json={
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"n-2-{driver}"},
+            "spec": {"driver": driver, "nodeName": "n-2", "pool": {"name": "n-2", "generation": 1,
+                     "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}}))
+        api.ok(api.c.post(f"{dra}/namespaces/{ns}/resourceclaims", json={
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gpu"},
+            "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": driver}}]}}}))
+        api.pod(ns, "with-device", scheduler=sched, cpu="100m", extra_spec={
+            "resourceClaims": [{"name": "g", "resourceClaimName": "gpu"}]})
+        eventually(lambda: api.node_of(ns, "with-device") == "n-2", "the pod with a ResourceClaim bound", timeout=60)
+        rc = api.ok(api.c.get(f"{dra}/namespaces/{ns}/resourceclaims/gpu"))
+        [result] = rc["status"]["allocation"]["devices"]["results"]
+        assert (result["driver"], result["pool"], result["device"]) == (driver, "n-2", "gpu-0")
+        assert [r["name"] for r in rc["status"]["reservedFor"]] == ["with-device"]
+        assert "resource.kubernetes.io/delete-protection" in rc["metadata"]["finalizers"]
+
         # The secure port: health always allowed; /metrics authenticates the bearer token with a
         # TokenReview (a failed review would be 401) and asks a SubjectAccessReview, which says
         # no for this ServiceAccount (no get on the non-resource URL /metrics): 403.
