@@ -169,7 +169,9 @@ class FakeAllocator:
         self.slices = slices
         self.calls: list[str] = []
 
-    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def allocate(
+        self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]], *, deadline: float | None = None
+    ) -> list[dict[str, Any]]:
         name = str(((node or {}).get("metadata") or {}).get("name") or "")
         self.calls.append(name)
         free = [

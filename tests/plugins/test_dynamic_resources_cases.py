@@ -344,7 +344,7 @@ def test_filter_timeout(release: Any, want: tuple[Code, str]) -> None:
     """filterTimeout from DynamicResourcesArgs; v1.36 made a timeout the cycle's Error."""
 
     class Slow(FakeAllocator):
-        def allocate(self, node: Any, claims: Any) -> list[dict[str, Any]]:
+        def allocate(self, node: Any, claims: Any, *, deadline: float | None = None) -> list[dict[str, Any]]:
             time.sleep(0.02)
             return super().allocate(node, claims)
 
@@ -362,7 +362,7 @@ def test_filter_timeout(release: Any, want: tuple[Code, str]) -> None:
 
 def test_allocator_error_is_an_error_status() -> None:
     class Broken(FakeAllocator):
-        def allocate(self, node: Any, claims: Any) -> list[dict[str, Any]]:
+        def allocate(self, node: Any, claims: Any, *, deadline: float | None = None) -> list[dict[str, Any]]:
             raise structured.AllocationError("claim default/my-pod-my-resource: selector #0: CEL compile error")
 
     run = run_points(POD_WITH_CLAIM_NAME, [claim(), device_class(), slice_()], allocator=Broken)

@@ -15,6 +15,7 @@ import pytest
 from kubesched.api.dra.structured import (
     AllocatedState,
     AllocationError,
+    AllocationTimeout,
     CELCache,
     Features,
     gather_allocated_state,
@@ -328,3 +329,27 @@ def test_devices_waiting_for_binding_conditions_are_not_offered() -> None:
     s = _slice(devices=2)
     s["spec"]["devices"][0]["bindingConditions"] = ["attached"]
     assert _devices(_allocate([_claim()], [s])) == [["req:node-1/gpu-1"]]
+
+
+def test_the_search_stops_at_its_deadline() -> None:
+    """filterTimeout: upstream's allocator stops when the Filter's context expires. 2000 GPUs, each
+    in an NVLink domain of its own, and a claim for two in one domain: no pair exists, and the
+    search would try ~2 million pairs (minutes here); with a deadline it gives up at once."""
+    import time
+
+    alloc = new_allocator(
+        Features(),
+        AllocatedState(allocated_devices=set()),
+        Classes(_class()),
+        [_slice(devices=2000, domains=list(range(2000)))],
+        CELCache(),
+    )
+    claim = _claim("c", _req(count=2), constraints=[{"requests": ["req"], "matchAttribute": f"{DRIVER}/nvlink"}])
+    start = time.monotonic()
+    with pytest.raises(AllocationTimeout, match="timed out trying to allocate devices"):
+        alloc.allocate(NODE, [claim], deadline=start + 0.05)
+    assert time.monotonic() - start < 10  # CEL over the 2000 devices once, then the deadline
+    # A deadline far away changes nothing for a claim that fits.
+    assert _devices(alloc.allocate(NODE, [_claim("d", _req(count=1))], deadline=time.monotonic() + 60)) == [
+        ["req:node-1/gpu-0"]
+    ]

@@ -26,7 +26,9 @@ SKIPPED: dict[str, str] = {
     "partitionable-devices-validation-error-on-non-targeting-slice": (
         "multi-host pools: a slice for another node is not gathered, so its invalid counter use is not seen"
     ),
-    "list-attributes-*": "DRAListTypeAttributes (list-valued attributes in match/distinct constraints): alpha, off in v1.37",
+    "list-attributes-*": (
+        "DRAListTypeAttributes (list-valued attributes in match/distinct constraints): alpha, off in v1.37"
+    ),
 }
 """Upstream rows not in the YAML and why (the table's other rows not there are another change's)."""
 

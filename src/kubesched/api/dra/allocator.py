@@ -29,6 +29,7 @@ pending that upstream would place, never the other way round.
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,15 @@ from kubesched.api.nodeaffinity import NodeSelector
 from kubesched.api.quantity import parse_quantity
 
 from .cel import CELCache, CELError, device_variable
-from .types import AllocatedState, AllocationError, DeviceClassLister, DeviceID, FailedAllocationOnNode, Features
+from .types import (
+    AllocatedState,
+    AllocationError,
+    AllocationTimeout,
+    DeviceClassLister,
+    DeviceID,
+    FailedAllocationOnNode,
+    Features,
+)
 
 __all__ = ["StableAllocator"]
 
@@ -632,7 +641,11 @@ class StableAllocator:
                     raise AllocationError(f"{owner}: selector #{i}: CEL {err}") from None
         return True
 
-    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def allocate(
+        self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]], *, deadline: float | None = None
+    ) -> list[dict[str, Any]]:
+        """``deadline`` (time.monotonic()): the search gives up with AllocationTimeout once it
+        passes, as upstream's allocator stops when the Filter's context expires (filterTimeout)."""
         options, constraints = self._requests(claims)
         name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
         indices = sorted(self._by_node.get(name, []) + self._elsewhere, key=lambda i: (self._slice_names[i], i))
@@ -821,6 +834,8 @@ class StableAllocator:
             if need == 0:
                 return place(ri + 1)
             for i in range(start, len(candidates)):
+                if deadline is not None and time.monotonic() > deadline:
+                    raise AllocationTimeout("timed out trying to allocate devices")
                 if len(candidates) - i < need and (req.all_devices or not any(shared(d) for d in candidates[i:])):
                     return False
                 dev = candidates[i]

@@ -16,6 +16,7 @@ from kubesched.api.dra.cel import CELCache
 from kubesched.api.dra.types import (
     AllocatedState,
     AllocationError,
+    AllocationTimeout,
     DeviceClassLister,
     DeviceID,
     FailedAllocationOnNode,
@@ -25,6 +26,7 @@ from kubesched.api.dra.types import (
 __all__ = [
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "CELCache",
     "DeviceClassLister",
@@ -39,8 +41,11 @@ __all__ = [
 class Allocator(Protocol):
     """Upstream structured.Allocator."""
 
-    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """One AllocationResult dict per claim, in order; [] when they do not all fit on this node."""
+    def allocate(
+        self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]], *, deadline: float | None = None
+    ) -> list[dict[str, Any]]:
+        """One AllocationResult dict per claim, in order; [] when they do not all fit on this node.
+        Past ``deadline`` (time.monotonic()), AllocationTimeout."""
         ...
 
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 __all__ = [
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "DeviceClassLister",
     "DeviceID",
     "FailedAllocationOnNode",
@@ -60,3 +61,8 @@ class AllocationError(Exception):
 class FailedAllocationOnNode(AllocationError):
     """Allocation failed on this node for a reason of the node's own slices (an invalid pool):
     upstream's ``ErrFailedAllocationOnNode``, an Unschedulable status for the node, not an Error."""
+
+
+class AllocationTimeout(AllocationError):
+    """The search ran past its deadline (upstream: the Filter's context expired after
+    ``filterTimeout``); the plugin answers as upstream does for a timed-out allocation."""
