@@ -15,6 +15,8 @@ Hand-traced, with a driver of its own per run (so one run's allocations never me
 - ``bind-fails``: an admission policy refuses the pod's binding; the claim, allocated and reserved in
   PreBind, is released by Unreserve (the pod leaves ``reservedFor``); once the policy goes the pod
   binds and the claim is reserved for it again.
+- ``extended`` (a test of its own): a pod asking for an extended resource a DeviceClass provides
+  through DRA (v1.37: placed with a claim the scheduler creates; v1.35: the node's allocatable).
 """
 
 from __future__ import annotations
@@ -332,4 +334,107 @@ def test_pods_with_resource_claims_as_kube_scheduler(cp: tuple[Release, ControlP
     assert theirs["template reserved"] == ["template"], theirs
     assert theirs["bind-fails first"] and theirs["bind-fails released"], theirs
     assert theirs["bind-fails"] == "node a" and theirs["bind-fails reserved"] == ["bind-fails"], theirs
+    assert ours == theirs
+
+
+def _extended_scenario(api: Api, scheduler: str) -> dict[str, Any]:
+    """Extended resources backed by DRA (DRAExtendedResource, on from v1.36; upstream
+    pkg/scheduler/framework/plugins/dynamicresources/extended/, noderesources/fit.go): a DeviceClass
+    names ``<tag>.example.com/gpu``; node ``x`` does not list it in its allocatable but publishes 4
+    devices of the class. A pod asking for 2 is placed there with a claim the scheduler creates for
+    it; a pod asking for 5 is not. With the gate off (v1.35) both ask of the node's allocatable."""
+    ns = api.namespace()
+    tag = ns.rsplit("-", 1)[-1]
+    driver = f"gpu-{tag}.example.com"
+    resource = f"{tag}.example.com/gpu"
+    api.ok(
+        api.c.post(
+            f"{RESOURCE}/deviceclasses",
+            json={
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": f"gpu-{tag}"},
+                "spec": {
+                    "selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}],
+                    "extendedResourceName": resource,
+                },
+            },
+        )
+    )
+    _slice(api, driver, "x", [0, 0, 0, 0])
+    time.sleep(1.0)  # the informers have the slice and the class
+
+    def wants(n: int) -> dict[str, Any]:
+        return {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.invalid/pause",
+                    "resources": {"requests": {"cpu": "100m"}, "limits": {resource: str(n)}},
+                }
+            ]
+        }
+
+    out: dict[str, Any] = {}
+    api.pod(ns, "two", scheduler=scheduler, extra_spec=wants(2))
+    out["two"] = outcome(api, ns, "two", timeout=60).replace(tag, "TAG")
+    if out["two"] == "node x":
+        status = eventually(
+            lambda: ((api.get_pod(ns, "two") or {}).get("status") or {}).get("extendedResourceClaimStatus"),
+            "the pod's extendedResourceClaimStatus",
+            timeout=30,
+        )
+        out["two mappings"] = sorted(
+            (m["containerName"], m["resourceName"].replace(tag, "TAG")) for m in status["requestMappings"]
+        )
+        claim = _when_reserved(api, ns, status["resourceClaimName"])
+        out["two devices"] = len(_devices(claim, tag))
+        out["two claim owner"] = [o["name"] for o in claim["metadata"].get("ownerReferences") or []]
+        out["two reserved"] = _reserved(claim)
+    api.pod(ns, "five", scheduler=scheduler, extra_spec=wants(5))
+    out["five"] = outcome(api, ns, "five", timeout=60).replace(tag, "TAG")
+    return out
+
+
+def test_extended_resources_backed_by_dra_as_kube_scheduler(cp: tuple[Release, ControlPlane], tmp_path: Path) -> None:
+    release, plane = cp
+    with plane.admin_client(timeout=30.0) as client:
+        api = Api(client)
+        api.delete_all_nodes()
+        api.node("x")
+        time.sleep(1.0)
+
+        ks_name = unique("ks")
+        cfg = tmp_path / "ks.yaml"
+        cfg.write_text(yaml.safe_dump(_config(ks_name)))
+        port = free_port()
+        proc = start_kube_scheduler(
+            cfg,
+            plane.kubeconfig_path,
+            binary=plane.binaries.kube_scheduler,
+            secure_port=port,
+            log_path=tmp_path / "ks.log",
+        )
+        try:
+            eventually(lambda: healthy(port), "kube-scheduler serving", timeout=60)
+            theirs = _extended_scenario(api, ks_name)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+        print("kube-scheduler:", theirs)
+        # The first run's pod holds 2 of its class's devices; the second run has its own class.
+        ours_name = unique("kubesched")
+        sched = InProcessScheduler(_config(ours_name), plane.kubeconfig_path, release=release).start()
+        try:
+            ours = _extended_scenario(api, ours_name)
+        finally:
+            sched.stop()
+
+    if release == V1_37:
+        assert theirs["two"] == "node x", theirs
+        assert theirs["two devices"] == 2 and theirs["two reserved"] == ["two"], theirs
+        assert theirs["two claim owner"] == ["two"], theirs
+    else:
+        assert "Insufficient TAG.example.com/gpu" in theirs["two"], theirs
+    assert "five" in theirs and not theirs["five"].startswith("node"), theirs
     assert ours == theirs
