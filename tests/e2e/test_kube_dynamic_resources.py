@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -285,13 +285,16 @@ def _scenario(api: Api, scheduler: str) -> dict[str, Any]:
     return out
 
 
-def test_pods_with_resource_claims_as_kube_scheduler(cp: tuple[Release, ControlPlane], tmp_path: Path) -> None:
+def _both(
+    cp: tuple[Release, ControlPlane], tmp_path: Path, nodes: list[str], scenario: Callable[[Api, str], dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``scenario`` run by kube-scheduler, then by kubesched at the same release, on ``nodes``."""
     release, plane = cp
     with plane.admin_client(timeout=30.0) as client:
         api = Api(client)
         api.delete_all_nodes()
-        api.node("a")
-        api.node("b")
+        for name in nodes:
+            api.node(name)
         time.sleep(1.0)
 
         ks_name = unique("ks")
@@ -307,7 +310,7 @@ def test_pods_with_resource_claims_as_kube_scheduler(cp: tuple[Release, ControlP
         )
         try:
             eventually(lambda: healthy(port), "kube-scheduler serving", timeout=60)
-            theirs = _scenario(api, ks_name)
+            theirs = scenario(api, ks_name)
         finally:
             proc.terminate()
             proc.wait(30)
@@ -316,9 +319,15 @@ def test_pods_with_resource_claims_as_kube_scheduler(cp: tuple[Release, ControlP
         ours_name = unique("kubesched")
         sched = InProcessScheduler(_config(ours_name), plane.kubeconfig_path, release=release).start()
         try:
-            ours = _scenario(api, ours_name)
+            ours = scenario(api, ours_name)
         finally:
             sched.stop()
+    return theirs, ours
+
+
+def test_pods_with_resource_claims_as_kube_scheduler(cp: tuple[Release, ControlPlane], tmp_path: Path) -> None:
+    release = cp[0]
+    theirs, ours = _both(cp, tmp_path, ["a", "b"], _scenario)
 
     eight_on_b = sorted(f"b/gpu-{i} gpus gpu-TAG.example.com" for i in range(8))
     assert theirs["nvlink"] == "node b", theirs
@@ -397,38 +406,9 @@ def _extended_scenario(api: Api, scheduler: str) -> dict[str, Any]:
 
 
 def test_extended_resources_backed_by_dra_as_kube_scheduler(cp: tuple[Release, ControlPlane], tmp_path: Path) -> None:
-    release, plane = cp
-    with plane.admin_client(timeout=30.0) as client:
-        api = Api(client)
-        api.delete_all_nodes()
-        api.node("x")
-        time.sleep(1.0)
-
-        ks_name = unique("ks")
-        cfg = tmp_path / "ks.yaml"
-        cfg.write_text(yaml.safe_dump(_config(ks_name)))
-        port = free_port()
-        proc = start_kube_scheduler(
-            cfg,
-            plane.kubeconfig_path,
-            binary=plane.binaries.kube_scheduler,
-            secure_port=port,
-            log_path=tmp_path / "ks.log",
-        )
-        try:
-            eventually(lambda: healthy(port), "kube-scheduler serving", timeout=60)
-            theirs = _extended_scenario(api, ks_name)
-        finally:
-            proc.terminate()
-            proc.wait(30)
-        print("kube-scheduler:", theirs)
-        # The first run's pod holds 2 of its class's devices; the second run has its own class.
-        ours_name = unique("kubesched")
-        sched = InProcessScheduler(_config(ours_name), plane.kubeconfig_path, release=release).start()
-        try:
-            ours = _extended_scenario(api, ours_name)
-        finally:
-            sched.stop()
+    release = cp[0]
+    # The first run's pod holds 2 of its class's devices; the second run has its own class.
+    theirs, ours = _both(cp, tmp_path, ["x"], _extended_scenario)
 
     if release == V1_37:
         assert theirs["two"] == "node x", theirs

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-__all__ = ["is_rfc3339", "parse_rfc3339_ns"]
+__all__ = ["is_rfc3339", "parse_rfc3339_ns", "parse_time"]
 
 _DATE_TIME = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt ]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?([Zz]|[+-][0-9]{2}:[0-9]{2})"
@@ -44,3 +44,14 @@ def parse_rfc3339_ns(text: str, *, max_fraction_digits: int | None = None) -> in
     date, clock, fraction, tz = m.groups()
     whole = datetime.fromisoformat(f"{date}T{clock}{'+00:00' if tz in 'Zz' else tz}")
     return int(whole.timestamp()) * 1_000_000_000 + int((fraction or "0")[:9].ljust(9, "0"))
+
+
+def parse_time(value: object) -> float | None:
+    """A stored ``metav1.Time`` (RFC 3339) in epoch seconds; None when absent or unreadable, so a
+    malformed timestamp on one object never raises out of the plugin reading it."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

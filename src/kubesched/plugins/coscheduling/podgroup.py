@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.resources import Resource
+from kubesched.api.rfc3339 import parse_time
 from kubesched.framework.types import JSONObj
 from kubesched.plugins.jsonview import get_obj
 
@@ -45,16 +45,6 @@ def pod_group_full_name(pod: JSONObj) -> str:
     if not name:
         return ""
     return f"{get_obj(pod, 'metadata').get('namespace') or 'default'}/{name}"
-
-
-def parse_time(value: object) -> float | None:
-    """An RFC 3339 ``metav1.Time`` in epoch seconds; None when absent or unreadable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
+from kubesched.api.rfc3339 import parse_time
 from kubesched.framework.clock import rfc3339
 from kubesched.framework.interfaces import Handle
 from kubesched.framework.types import JSONObj, JSONValue
@@ -35,7 +36,6 @@ from .podgroup import (
     SCHEDULED,
     SCHEDULING,
     PodGroupInfo,
-    parse_time,
 )
 
 log = logging.getLogger("kubesched.plugins.coscheduling")

@@ -74,6 +74,7 @@ from kubesched.api.dra.structured import (
 from kubesched.api.dra.taintrules import apply_device_taint_rules, device_taint_rule_api_version
 from kubesched.api.errors import InvalidObjectError
 from kubesched.api.nodeaffinity import NodeSelector
+from kubesched.api.rfc3339 import parse_time
 from kubesched.config.feature_gates import known_feature_gates
 from kubesched.config.plugin_args import DynamicResourcesArgs
 from kubesched.config.releases import (
@@ -937,7 +938,7 @@ class DynamicResources(
         allocation = allocation_of(claim)
         if allocation is None:
             return False
-        stamp = _parse_time(allocation.get("allocationTimestamp"))
+        stamp = parse_time(allocation.get("allocationTimestamp"))
         if stamp is None:
             return False
         results = as_list(as_map(allocation.get("devices")).get("results"))
@@ -1078,16 +1079,6 @@ def is_claim_ready_for_binding(claim: JSONObj) -> tuple[bool, str | None]:
 def _go_quote(text: str) -> str:
     """Go's %q for the usual printable text (JSON string escaping is the same there)."""
     return json.dumps(text, ensure_ascii=False)
-
-
-def _parse_time(value: object) -> float | None:
-    """An RFC 3339 time (metav1.Time) in epoch seconds; None when missing or malformed."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _resource_version(obj: JSONObj) -> str:
