@@ -489,9 +489,10 @@ class StableAllocator:
         self.classes = classes
         #: Every slice parsed once; node-local ones indexed by node (each node's search reads
         #: its own and the others, not all of them).
-        self._slices = [_parse_slice(sl) for sl in slices]
-        #: Slice names: upstream's buildPool takes a pool's slices in name order.
-        self._slice_names = [str(_map(_map(sl).get("metadata")).get("name") or "") for sl in slices]
+        #: In name order (stable), as upstream's buildPool takes a pool's slices, so a node's
+        #: indices in ascending order are its slices in name order.
+        by_name = sorted(slices, key=lambda sl: str(_map(_map(sl).get("metadata")).get("name") or ""))
+        self._slices = [_parse_slice(sl) for sl in by_name]
         self._by_node: dict[str, list[int]] = {}
         self._elsewhere: list[int] = []
         for i, sl in enumerate(self._slices):
@@ -648,7 +649,7 @@ class StableAllocator:
         passes, as upstream's allocator stops when the Filter's context expires (filterTimeout)."""
         options, constraints = self._requests(claims)
         name = str(_map(_map(node).get("metadata")).get("name", "")) if node is not None else ""
-        indices = sorted(self._by_node.get(name, []) + self._elsewhere, key=lambda i: (self._slice_names[i], i))
+        indices = sorted(self._by_node.get(name, []) + self._elsewhere)
         pools = _gather_pools((self._slices[i] for i in indices), node, self.features.partitionable_devices)
         if self.features.device_binding_and_status:
             # upstream GatherPools: pools with binding conditions last, so devices usable without
