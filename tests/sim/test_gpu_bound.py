@@ -334,10 +334,24 @@ def test_forced_pods_by_hand() -> None:
     # cards, so the second pod is forced, the third not (the first two may sit on different nodes).
     two = [NodeSpec(f"n{i}", 8000, 10, 2, "T4") for i in range(2)]
     assert forced_pods([_shared(100, cpu=5000)] * 3, two) == [True, True, False]
-    # The budgets are counted apart, so the test is conservative: on 1-card nodes the first pod
-    # could block one node by CPU or by its card (the same node, in truth), so the second is not
-    # called forced.
-    assert forced_pods([_shared(100, cpu=5000)] * 3, nodes) == [True, False, False]
+    # On 1-card nodes the first pod could block one node by its CPU or by its card, not both: it sits
+    # on one node and serves one reason (the assignment LP), so the second pod is forced too. The
+    # budgets alone, counted apart, would let it block both nodes and call the second pod free.
+    assert forced_pods([_shared(100, cpu=5000)] * 3, nodes) == [True, True, False]
+
+
+def test_forced_pods_count_the_milli_that_block_a_card() -> None:
+    """Two 1-card nodes: two 50m pods touch both cards, but a card with 50m used still has 950m for
+    an 810m pod, so every replay places the 810m pod (a card needs 191m used to refuse it). A 200m
+    pod does block a card: after 200m, 200m the 810m pod may find no room."""
+    nodes = [NodeSpec(f"n{i}", 8000, 10, 1, "T4") for i in range(2)]
+    assert forced_pods([_shared(50), _shared(50), _shared(810)], nodes) == [True, True, True]
+    assert forced_pods([_shared(200), _shared(200), _shared(810)], nodes) == [True, True, False]
+    # Four 100m pods: 400m can block two cards only by 191m each on paper (2 × 191 = 382 ≤ 400), and a
+    # policy can indeed put 100m + 100m on each card: the 810m pod is not forced.
+    assert forced_pods([_shared(100)] * 4 + [_shared(810)], nodes)[-1] is False
+    assert max(h for h, _ in _online_outcomes([_shared(100)] * 4 + [_shared(810)], nodes)) == 400 + 810
+    assert min(h for h, _ in _online_outcomes([_shared(100)] * 4 + [_shared(810)], nodes)) == 400
 
 
 def test_forced_pods_make_the_bound_tight_where_offline_is_loose() -> None:
@@ -356,15 +370,18 @@ def test_forced_pods_are_placed_by_every_replay_and_the_curve_bounds_them() -> N
     """Random small clusters and sequences: every pod called forced is placed in every replay any
     policy can make, and the curve's bound at the last level is at least every replay's allocation."""
     rng = random.Random(11)
-    for _ in range(60):
+    for case in range(120):
         nodes = [
             NodeSpec(f"n{i}", rng.choice([3000, 4000, 8000]), 16, rng.choice([1, 2]), "T4")
-            for i in range(rng.randint(1, 2))
+            for i in range(rng.randint(1, 2 if case < 60 else 3))
         ]
         pods = []
-        for _ in range(rng.randint(1, 6)):
-            if rng.random() < 0.6:
-                pods.append(_shared(rng.choice([200, 400, 500, 600, 810]), cpu=rng.choice([500, 2000, 3000])))
+        for _ in range(rng.randint(1, 6 if case < 60 else 5)):
+            if rng.random() < 0.15:  # CPU-only pods block by CPU alone
+                pods.append(PodShape(cpu=rng.choice([1000, 2500]), memory=0, gpu_milli=0, gpu_count=0))
+            elif rng.random() < 0.6:
+                milli = rng.choice([50, 100, 200, 400, 500, 600, 810])
+                pods.append(_shared(milli, cpu=rng.choice([500, 2000, 3000])))
             else:
                 pods.append(_whole(rng.choice([1, 2]), cpu=rng.choice([500, 2000])))
         outcomes = _online_outcomes(pods, nodes)

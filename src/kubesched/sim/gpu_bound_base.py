@@ -10,10 +10,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from kubesched.plugins.gpu.types import NodeSpec, PodShape
 
-__all__ = ["BoundError", "NodeType", "fits", "node_types", "quiet_stdout"]
+__all__ = ["BoundError", "NodeType", "dual_bound", "fits", "node_types", "quiet_stdout"]
 
 
 class BoundError(RuntimeError):
@@ -64,3 +67,12 @@ def quiet_stdout() -> Iterator[None]:
     finally:
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def dual_bound(a: Any, c: Any, b: Any, most: Any, marginals: Any) -> float:
+    """Weak duality, so the bound does not lean on the solver's tolerances: for any y ≥ 0, the LP's
+    maximum of −c·x over A x ≤ b, 0 ≤ x ≤ most is at most b·y + Σ_j most_j · max(0, −c_j − (Aᵀy)_j).
+    y is HiGHS's dual solution clipped at 0."""
+    y = np.maximum(-np.asarray(marginals, dtype=float), 0.0)
+    slack = np.maximum(-c - a.T @ y, 0.0)
+    return float(b @ y + most @ slack)

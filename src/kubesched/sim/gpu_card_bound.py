@@ -33,12 +33,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any
 
 import numpy as np
 
 from kubesched.plugins.gpu.types import MILLI, NodeSpec, PodShape
-from kubesched.sim.gpu_bound_base import BoundError, fits, node_types, quiet_stdout
+from kubesched.sim.gpu_bound_base import BoundError, dual_bound, fits, node_types, quiet_stdout
 
 __all__ = ["card_pattern_bound", "maximal_patterns"]
 
@@ -189,13 +188,4 @@ def card_pattern_bound(
         return card_pattern_bound(counts, nodes)
     if res.status != 0:
         raise BoundError(f"HiGHS failed on the card-pattern LP: {res.message}")
-    return _dual_bound(a, np.array(objective), np.array(limits), np.array(most), res.ineqlin.marginals)
-
-
-def _dual_bound(a: Any, c: Any, b: Any, most: Any, marginals: Any) -> float:
-    """Weak duality, so the bound does not lean on the solver's tolerances: for any y ≥ 0, the LP's
-    maximum of −c·x over A x ≤ b, 0 ≤ x ≤ most is at most b·y + Σ_j most_j · max(0, −c_j − (Aᵀy)_j).
-    y is HiGHS's dual solution clipped at 0."""
-    y = np.maximum(-np.asarray(marginals, dtype=float), 0.0)
-    slack = np.maximum(-c - a.T @ y, 0.0)
-    return float(b @ y + most @ slack)
+    return dual_bound(a, np.array(objective), np.array(limits), np.array(most), res.ineqlin.marginals)
