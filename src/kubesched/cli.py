@@ -757,8 +757,8 @@ def trace() -> None:
 @click.option("--nodes", "nodes_csv", required=True, type=click.Path(), help="openb_node_list_*.csv")
 @click.option("--pods", "pods_csv", required=True, type=click.Path(), help="openb_pod_list_*.csv")
 @click.option("--policy", "policies", multiple=True, required=True,
-              help="Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD or FGDPlus "
-                   "(repeat, comma-separate, or 'all').")
+              help="Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, FGDPlus, FGDOnline or "
+                   "RatioDelta (repeat, comma-separate, or 'all').")
 @click.option("--tune", type=float, default=1.3, show_default=True,
               help="Workload: x GPU capacity, > 0 and at most 10.")
 @click.option("--seed", "seeds", type=int, multiple=True, help="Run seed (repeat for several). Default: 42.")

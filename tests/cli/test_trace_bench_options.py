@@ -3,8 +3,8 @@ its documented bounds (the options' help) exits 2 with one ``error: --option: ..
 before any work starts, and a bad trace CSV names its file, line and column; never a traceback.
 
 The bounds are the ones the help states: --tune in (0, 10], at most 100 seeds of Go's int64, the
-policies Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, FGDPlus, FGDOnline (docs/gpu.md), bench
---nodes 1..50000, --init-pods 0..100000, --pods 1..100000.
+policies Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, FGDPlus, FGDOnline, RatioDelta
+(docs/gpu.md), bench --nodes 1..50000, --init-pods 0..100000, --pods 1..100000.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 
 from kubesched.cli import cli
 
-POLICIES = "Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, FGDPlus, FGDOnline"
+POLICIES = "Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, FGDPlus, FGDOnline, RatioDelta"
 NODES = "sn,cpu_milli,memory_mib,gpu,model\nn-0,64000,262144,2,P100\nn-1,96000,786432,8,V100M32\n"
 PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
         "p-0,4000,8192,1,500\np-1,8000,16384,1,1000\np-2,2000,4096,0,0\np-3,16000,32768,2,1000\n")

@@ -263,7 +263,7 @@ def test_cli_table_fits_80_columns_with_every_number(tmp_path: Path) -> None:
                                       "--policy", "all", "--seed", "1", "-o", "json"])
     assert result.exit_code == 0, result.output
     summaries = json.loads(result.stdout)
-    assert len(summaries) == 8
+    assert len(summaries) == 9
     console = Console(width=80, record=True, file=io.StringIO())
     console.print(tr.table_of(summaries, nodes=2))
     text = console.export_text()

@@ -36,7 +36,7 @@ from kubesched.config.load import load_config
 from kubesched.config.releases import DEFAULT_RELEASE, Release
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.registry import Registry
-from kubesched.plugins.gpu import POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
+from kubesched.plugins.gpu import ONLINE_POLICIES, POLICY_NAMES, ClusterGpuState, Fgd, TypicalPods
 from kubesched.plugins.gpu.frag import FloatArray
 from kubesched.plugins.gpushare import ANNOTATION_GPU_IDS, NAME, GpuShare, GpuShareArgs
 from kubesched.plugins.registry import default_registry
@@ -106,8 +106,8 @@ def replay_config(
             },
             "pluginConfig": [{"name": NAME, "args": {
                 "scoringPolicy": canonical_policy(policy),
-                # FGDOnline learns the mix from the pods it sees: it is not handed the trace's
-                "typicalPods": [] if canonical_policy(policy) == "FGDOnline" else typical_pods,
+                # FGDOnline and RatioDelta learn the mix from the pods they see: never handed the trace's
+                "typicalPods": [] if canonical_policy(policy) in ONLINE_POLICIES else typical_pods,
             }}],
         }],
     }

@@ -5,7 +5,7 @@ for the standalone trace replay in :mod:`kubesched.sim.gpu_replay`.
 """
 
 from .cluster import ClusterGpuState
-from .factory import POLICY_NAMES, make_policy
+from .factory import ONLINE_POLICIES, POLICY_NAMES, make_policy
 from .fit import gpu_fit, resources_fit
 from .frag import ClusterFragmentation, TypicalPod, TypicalPods
 from .policies import (
@@ -24,6 +24,7 @@ from .types import MILLI, NodeGpuState, NodeSpec, PodShape, accessible, gpu_clas
 
 __all__ = [
     "MILLI",
+    "ONLINE_POLICIES",
     "POLICY_NAMES",
     "BestFit",
     "ClusterFragmentation",

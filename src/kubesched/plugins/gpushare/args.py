@@ -43,8 +43,9 @@ class TypicalPodArgs:
 class GpuShareArgs:
     """``pluginConfig`` args of GpuShare.
 
-    ``scoringPolicy``: Random, DotProd, GpuClustering, GpuPacking, BestFit (default), FGD, FGDPlus or
-    FGDOnline (FGDPlus learning the mix from the pods it sees: ``typicalPods`` are ignored).
+    ``scoringPolicy``: Random, DotProd, GpuClustering, GpuPacking, BestFit (default), FGD, FGDPlus,
+    FGDOnline (FGDPlus learning the mix from the pods it sees: ``typicalPods`` are ignored) or
+    RatioDelta (FGDOnline minus the CPU/GPU imbalance a GPU pod adds; ``typicalPods`` ignored too).
     ``topologyPolicy``: none, prefer-packed (default) or require-single-group.
     ``typicalPods``: FGD's workload (required for FGD); ``typicalPodsCoverage`` the percentage of
     pods the most popular types must cover (95, as the paper). ``randomSeed`` seeds Random.

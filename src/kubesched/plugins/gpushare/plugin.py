@@ -164,8 +164,8 @@ class GpuShare(
         return shape.gpu_count > 1 and self.topology_policy != TOPOLOGY_NONE
 
     def _observe(self, uid: str, shape: PodShape) -> None:
-        """Show the policy each pod once (FGDOnline learns the workload mix from them). The set of
-        UIDs is forgotten past ``_OBSERVED_LIMIT`` pods: a pod retried after that counts twice."""
+        """Show the policy each pod once (FGDOnline and RatioDelta learn the workload mix from them). The
+        set of UIDs is forgotten past ``_OBSERVED_LIMIT`` pods: a pod retried after that counts twice."""
         if uid in self._observed:
             return
         if len(self._observed) >= _OBSERVED_LIMIT:
