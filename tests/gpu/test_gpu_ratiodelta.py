@@ -1,11 +1,12 @@
-"""RatioDelta (issue 17): FGDOnline minus the change of a node's CPU/GPU imbalance a GPU pod makes.
+"""RatioDelta (issue 17): FGDOnline minus the change of a node's CPU/usable-GPU imbalance a GPU pod makes.
 
 kubesched's own policy (src/kubesched/plugins/gpu/ratiodelta.py, docs/gpu.md "RatioDelta as a
 policy"): no upstream table, so every expected score is worked out by hand next to it. FGDOnline's
 part is FGD's trunc(100·sigmoid(ΔF/1000)) with ΔF = F before − F after and
 F = Σ_t p_t·(GPU milli type t cannot use) over the pod types seen so far (tests/gpu/test_gpu_fgdonline.py);
-RatioDelta subtracts round(W·(|after| − |before|)/1000), imbalance = |CPU left / c̄ − idle GPU milli|,
-c̄ = CPU per GPU milli over the GPU pods seen, and clips to 0..100.
+RatioDelta's raw score is 1000·FGDOnline − round(W·(|after| − |before|)), imbalance =
+|CPU left / c̄ − usable idle GPU milli|, c̄ = CPU per GPU milli over the GPU pods seen, W = 30, and
+NormalizeScore ranks the raw scores (best 100, next 99, ...).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from kubesched.plugins.gpu import ClusterGpuState, NodeSpec, PodShape, make_policy
 from kubesched.plugins.gpu.fgdonline import FgdOnline
 from kubesched.plugins.gpu.frag import TypicalPods
-from kubesched.plugins.gpu.ratiodelta import WEIGHT, RatioDelta
+from kubesched.plugins.gpu.ratiodelta import WEIGHT, RatioDelta, usable_taken
 from kubesched.plugins.gpushare import LABEL_GPU_PRODUCT, RESOURCE_GPU, RESOURCE_GPU_MILLI, GpuShare, GpuShareArgs
 from kubesched.plugins.registry import default_registry
 from kubesched.sim.alibaba import Trace, arrival
@@ -47,52 +48,113 @@ def seen_light_then_heavy(policy: FgdOnline) -> None:
 def test_factory_and_args() -> None:
     policy = make_policy("ratiodelta")
     assert isinstance(policy, RatioDelta) and isinstance(policy, FgdOnline)
-    assert policy.name == "RatioDelta" and policy.weight == WEIGHT == 10
+    assert policy.name == "RatioDelta" and policy.weight == WEIGHT == 30 and policy.raw_scores
     assert (policy.seen, policy.cpu_sum, policy.gpu_sum) == (0, 0, 0)
+    assert policy.least_useful == 1  # no GPU pod seen: every idle milli counts
     assert GpuShareArgs(scoring_policy="RatioDelta").validate() == []
 
 
 def test_hand_computed_scores_of_a_gpu_pod() -> None:
     # Seen: LIGHT and HEAVY, one each: typical pods HEAVY, LIGHT with p = 1/2 (ties: larger CPU first);
-    # c̄ = (2000 + 6000) / (1000 + 1000) = 4 CPU milli per GPU milli. HEAVY (6 cores, one GPU) goes on GPU 0.
+    # c̄ = (2000 + 6000) / (1000 + 1000) = 4 CPU milli per GPU milli; both whole GPUs, so U = 1000 and
+    # every card is whole here: usable = idle. HEAVY (6 cores, one GPU) goes on GPU 0; penalty
+    # round(30 × Δ imbalance) thousandths.
     #
     # a (8 cores, 2 GPUs): F before 0 (both types fit, no partial GPU). After: 2 cores, GPUs (0, 1000):
     #   HEAVY no longer fits the CPU -> its idle 1000 counts, 1/2·1000; LIGHT fits (2 cores), no partial GPU:
     #   F = 500, ΔF = −500 -> trunc(100·sigmoid(−0.5)) = trunc(37.75) = 37.
-    #   imbalance before |8000/4 − 2000| = 0, after |2000/4 − 1000| = 500: +500 -> round(10·0.5) = 5 -> 32.
+    #   imbalance before |8000/4 − 2000| = 0, after |2000/4 − 1000| = 500: +500 -> 37000 − 15000 = 22000.
     # b (16 cores): F 0 -> 0 (10 cores left, both fit): 50.
-    #   imbalance |4000 − 2000| = 2000 -> |2500 − 1000| = 1500: −500 -> −5 -> 55.
+    #   imbalance |4000 − 2000| = 2000 -> |2500 − 1000| = 1500: −500 -> 50000 + 15000 = 65000.
     # c (7 cores): F 0 -> 1000 (1 core left: neither type fits the CPU, 1/2·1000 each): trunc(26.89) = 26.
-    #   imbalance |1750 − 2000| = 250 -> |250 − 1000| = 750: +500 -> 5 -> 21.
+    #   imbalance |1750 − 2000| = 250 -> |250 − 1000| = 750: +500 -> 26000 − 15000 = 11000.
     # g (14 cores, 4 GPUs): F 0 -> 0 (8 cores, 3 free GPUs: both fit): 50, FGDOnline ties it with b.
-    #   imbalance |3500 − 4000| = 500 -> |2000 − 3000| = 1000: +500 -> 5 -> 45: RatioDelta prefers b.
+    #   imbalance |3500 − 4000| = 500 -> |2000 − 3000| = 1000: +500 -> 35000: RatioDelta prefers b.
     cluster, nodes = four_nodes(), np.arange(4)
     online, ratio = FgdOnline(), RatioDelta()
     seen_light_then_heavy(online)
     seen_light_then_heavy(ratio)
-    assert (ratio.cpu_sum, ratio.gpu_sum) == (8000, 2000)
+    assert (ratio.cpu_sum, ratio.gpu_sum, ratio.least_useful) == (8000, 2000, 1000)
     assert online.score_batch(cluster, nodes, HEAVY).tolist() == [37, 50, 26, 50]
-    assert ratio.score_batch(cluster, nodes, HEAVY).tolist() == [32, 55, 21, 45]
+    raw = ratio.score_batch(cluster, nodes, HEAVY)
+    assert raw.tolist() == [22000, 65000, 11000, 35000]
     # the per-node form (a Score plugin's score()) gives the same numbers
-    assert [ratio.score(cluster.node_state(i), HEAVY) for i in range(4)] == [32, 55, 21, 45]
+    assert [ratio.score(cluster.node_state(i), HEAVY) for i in range(4)] == [22000, 65000, 11000, 35000]
+    # NormalizeScore: b 100, g 99, a 98, c 97
+    assert ratio.normalize(raw).tolist() == [98, 100, 97, 99]
+
+
+def test_least_useful_skips_the_rarest_two_percent_of_gpu_pods() -> None:
+    # 100 GPU pods, smallest per-card requests first: 160m once, 220m once (2 pods: not more than 2 %),
+    # then 470m: U = 470. One more 160m pod (3 of 101 > 2.02): U = 220. CPU-only pods do not count.
+    ratio = RatioDelta()
+    for pod in [PodShape(cpu=1, gpu_milli=160, gpu_count=1), PodShape(cpu=1, gpu_milli=220, gpu_count=1)] + [
+        PodShape(cpu=1, gpu_milli=470, gpu_count=1)
+    ] * 98 + [CPU_POD] * 50:
+        ratio.observe(pod)
+    assert ratio.least_useful == 470
+    ratio.observe(PodShape(cpu=1, gpu_milli=160, gpu_count=1))
+    assert ratio.least_useful == 220
+    whole = RatioDelta()
+    whole.observe(PodShape(cpu=1, gpu_milli=1000, gpu_count=4))
+    assert whole.least_useful == 1000  # only whole GPUs: a partial card is no use
 
 
 def test_half_rounds_to_even() -> None:
-    # The cluster and pods above with W = 5: a change of ±500 costs ±5·0.5 = ±2.5, rounded half to even.
+    # The cluster and pods above with W = 0.005: a change of ±500 milli costs ±2.5 thousandths,
+    # rounded half to even: a 37000 − 2 = 36998, b 50000 + 2 = 50002.
     cluster = four_nodes()
-    ratio = RatioDelta(weight=5.0)
+    ratio = RatioDelta(weight=0.005)
     seen_light_then_heavy(ratio)
-    # a: FGDOnline 37, Δ imbalance +500 -> round(2.5) = 2 -> 35; b: −500 -> round(−2.5) = −2 -> 52
-    assert ratio.score_batch(cluster, np.array([0, 1]), HEAVY).tolist() == [35, 52]
+    assert ratio.score_batch(cluster, np.array([0, 1]), HEAVY).tolist() == [36998, 50002]
 
 
-def test_clipped_to_the_score_range() -> None:
-    # W = 1000: a's penalty round(1000·0.5) = 500 -> 37 − 500 clipped to 0; b's −500 -> 50 + 500 -> 100.
-    cluster = four_nodes()
-    ratio = RatioDelta(weight=1000.0)
-    seen_light_then_heavy(ratio)
-    assert ratio.score_batch(cluster, np.array([0, 1]), HEAVY).tolist() == [0, 100]
-    assert [ratio.score(cluster.node_state(i), HEAVY) for i in (0, 1)] == [0, 100]
+def test_normalize_is_the_dense_rank_from_the_top() -> None:
+    ratio = RatioDelta()
+    assert ratio.normalize(np.array([5, 7, 7, -3], dtype=np.int64)).tolist() == [99, 100, 100, 98]
+    assert ratio.normalize(np.array([], dtype=np.int64)).tolist() == []
+    # 150 distinct raw scores: the best 100 .. 0 for the 101st, 0 below it; order kept down to there
+    got = ratio.normalize(np.arange(150, dtype=np.int64) * -1000)
+    assert got[0] == 100 and got[100] == 0 and (got[100:] == 0).all() and (np.diff(got[:101]) == -1).all()
+
+
+def test_usable_idle_milli_and_what_the_pod_takes() -> None:
+    # U = 220 (the smallest typical share, say): cards with less left do not count.
+    left = np.array([[190, 1000], [600, 1000], [150, 300], [200, 1000], [1000, 500]], dtype=np.int64)
+    # 470m: row 0 usable 1000 (190 is too small), best-fit card 1000 leaves 530 >= 220 -> takes 470;
+    # row 1 usable 1600, best fit 600 leaves 130 < 220 -> takes the whole 600.
+    usable, taken = usable_taken(left[:2], PodShape(cpu=1, gpu_milli=470, gpu_count=1), 220)
+    assert usable.tolist() == [1000, 1600] and taken.tolist() == [470, 600]
+    # 160m (smaller than U): row 2 usable 300, best fit 300 (150 does not fit) leaves 140 -> takes 300;
+    # row 3 usable 1000, best fit 200, itself not counted -> takes 0.
+    usable, taken = usable_taken(left[2:4], PodShape(cpu=1, gpu_milli=160, gpu_count=1), 220)
+    assert usable.tolist() == [300, 1000] and taken.tolist() == [300, 0]
+    # a whole GPU takes 1000 of the usable 1500
+    usable, taken = usable_taken(left[4:], PodShape(cpu=1, gpu_milli=1000, gpu_count=1), 220)
+    assert usable.tolist() == [1500] and taken.tolist() == [1000]
+
+
+def test_the_810m_remnant_is_not_counted_once_a_typical_share_is_larger() -> None:
+    # Seen: an 810m pod (8 cores) and a 470m pod (2 cores): c̄ = 10000 / 1280 = 7.8125; typical shares 470
+    # and 810, so U = 470. Node a (8 cores, GPUs 190 | 1000: an 810m pod of no CPU sits on GPU 0), node b
+    # (8 cores, GPUs 1000 | 1000); the 470m pod of 2 cores. CPU in GPU milli: 8000 / 7.8125 = 1024 before,
+    # 6000 / 7.8125 = 768 after.
+    # a: usable 1000 (the 190 is not), the pod takes 470 (best fit 1000 leaves 530 >= 470):
+    #    |1024 − 1000| = 24 -> |768 − 530| = 238: +214 -> penalty round(30 × 214) = 6420.
+    #    (Counting the 190: |1024 − 1190| = 166 -> |768 − 720| = 48, −118: a would look better.)
+    # b: usable 2000, takes 470: |1024 − 2000| = 976 -> |768 − 1530| = 762: −214 -> −6420.
+    cluster = ClusterGpuState([NodeSpec("a", 8000, GIB, 2), NodeSpec("b", 8000, GIB, 2)])
+    cluster.allocate(0, PodShape(cpu=0, gpu_milli=810, gpu_count=1), (0,))
+    pod = PodShape(cpu=2000, gpu_milli=470, gpu_count=1)
+    ratio, online = RatioDelta(), FgdOnline()
+    for policy in (ratio, online):
+        policy.observe(PodShape(cpu=8000, gpu_milli=810, gpu_count=1))
+        policy.observe(pod)
+    assert ratio.least_useful == 470
+    fgd = online.score_batch(cluster, np.array([0, 1]), pod).tolist()
+    got = ratio.score_batch(cluster, np.array([0, 1]), pod).tolist()
+    assert got == [fgd[0] * 1000 - 6420, fgd[1] * 1000 + 6420]
+    assert [ratio.score(cluster.node_state(i), pod) for i in (0, 1)] == got
 
 
 def test_cpu_only_pods_keep_fgdonlines_score() -> None:
@@ -105,8 +167,8 @@ def test_cpu_only_pods_keep_fgdonlines_score() -> None:
     ratio.observe(CPU_POD)
     ratio.observe(SHARED)
     assert (ratio.cpu_sum, ratio.gpu_sum) == (1000, 500)  # CPU-only pods do not count toward c̄
-    assert ratio.score_batch(cluster, np.array([0, 1]), CPU_POD).tolist() == [87, 90]
-    assert [ratio.score(cluster.node_state(i), CPU_POD) for i in (0, 1)] == [87, 90]
+    assert ratio.score_batch(cluster, np.array([0, 1]), CPU_POD).tolist() == [87000, 90000]
+    assert [ratio.score(cluster.node_state(i), CPU_POD) for i in (0, 1)] == [87000, 90000]
 
 
 def test_no_cpu_seen_keeps_fgdonlines_score() -> None:
@@ -115,7 +177,7 @@ def test_no_cpu_seen_keeps_fgdonlines_score() -> None:
     no_cpu = PodShape(cpu=0, gpu_milli=1000, gpu_count=1)
     ratio = RatioDelta(weight=1000.0)
     ratio.observe(no_cpu)
-    assert ratio.score_batch(four_nodes(), np.array([0]), no_cpu).tolist() == [50]
+    assert ratio.score_batch(four_nodes(), np.array([0]), no_cpu).tolist() == [50000]
 
 
 def test_never_handed_the_typical_pods(small_trace: Trace) -> None:
@@ -157,6 +219,19 @@ def test_plugin_learns_c_bar_from_each_pod_once() -> None:
     policy = fw.plugin("GpuShare").policy
     assert isinstance(policy, RatioDelta)
     assert (policy.seen, policy.cpu_sum, policy.gpu_sum) == (2, 1000, 500)
+
+
+def test_plugin_scores_leave_normalize_score_in_range() -> None:
+    # Raw scores are thousandths (tens of thousands); NormalizeScore ranks them: the framework sees
+    # 0..100. Node a (64 cores, 2 GPUs) with half a GPU used, b idle; a 500m pod of 1 core, c̄ = 2:
+    # FGDOnline ties (50) the 500m card of a ... whatever the base, the better raw score gets 100.
+    fw = new_framework([GpuShare], nodes=[gpu_node("a"), gpu_node("b")], args={"GpuShare": {"scoringPolicy": "RatioDelta"}})
+    pod = make_pod("p").res({"cpu": "1", RESOURCE_GPU_MILLI: 500}).obj()
+    res = fw.run_score(pod)
+    raw, norm = res.raw["GpuShare"], res.normalized["GpuShare"]
+    assert raw.max() > 100 and set(norm.tolist()) <= set(range(101))
+    assert norm[int(np.argmax(raw))] == 100
+    assert (raw[0] == raw[1]) == (norm[0] == norm[1])
 
 
 # ---- whole trace -------------------------------------------------------------------------------------

@@ -109,6 +109,8 @@ class Policy(ABC):
     """A node-scoring policy: per-node ``score``, vectorized ``score_batch`` and GPU choice."""
 
     name: ClassVar[str]
+    #: Scores outside 0..100 that :meth:`normalize` maps into it (the plugin does not clamp them).
+    raw_scores: ClassVar[bool] = False
 
     def observe(self, pod: PodShape) -> None:
         """Told of every pod once, before it is scheduled: policies that learn the workload online

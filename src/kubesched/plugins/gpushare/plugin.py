@@ -332,6 +332,8 @@ class GpuShare(
             packed = pack(topology, _free(node), shape.gpu_count)
             ss.spans[node_info.name] = _encode(packed[0]) if packed is not None else _FLAT_SPAN
         value = self.policy.score(node, shape, pre)
+        if self.policy.raw_scores:  # RatioDelta's thousandths: its NormalizeScore brings them in range
+            return int(value), None
         return int(min(max(value, MIN_NODE_SCORE), MAX_NODE_SCORE)), None
 
     def score_batch(
@@ -339,7 +341,9 @@ class GpuShare(
     ) -> npt.NDArray[np.int64]:
         shape = self._shape(state, pod)
         self.gpus.sync(snapshot)
-        scores = _clamp(self.policy.score_batch(self.gpus.cluster, indices.astype(np.int64), shape))
+        scores = self.policy.score_batch(self.gpus.cluster, indices.astype(np.int64), shape)
+        if not self.policy.raw_scores:
+            scores = _clamp(scores)
         if self._packs(shape):
             spans = np.full(len(indices), _FLAT_SPAN, dtype=np.int64)
             for pos in np.flatnonzero(~self.gpus.flat[indices]).tolist():
