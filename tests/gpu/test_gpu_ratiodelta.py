@@ -222,16 +222,26 @@ def test_plugin_learns_c_bar_from_each_pod_once() -> None:
 
 
 def test_plugin_scores_leave_normalize_score_in_range() -> None:
-    # Raw scores are thousandths (tens of thousands); NormalizeScore ranks them: the framework sees
-    # 0..100. Node a (64 cores, 2 GPUs) with half a GPU used, b idle; a 500m pod of 1 core, c̄ = 2:
-    # FGDOnline ties (50) the 500m card of a ... whatever the base, the better raw score gets 100.
-    fw = new_framework([GpuShare], nodes=[gpu_node("a"), gpu_node("b")], args={"GpuShare": {"scoringPolicy": "RatioDelta"}})
-    pod = make_pod("p").res({"cpu": "1", RESOURCE_GPU_MILLI: 500}).obj()
-    res = fw.run_score(pod)
+    # Raw scores are thousandths of a point; NormalizeScore ranks them, so the framework sees 0..100.
+    # A whole-GPU pod of 16 cores is seen first, then a 500m pod of 1 core: c̄ = 17000 / 1500, U = 500.
+    # Node a has 8 cores, b 64 (2 GPUs each): a is CPU-short, and the light pod's change of imbalance
+    # there is −412 milli against +412 on b (|706 − 2000| = 1294 -> |618 − 1500| = 882 on a; |5647 −
+    # 2000| = 3647 -> |5559 − 1500| = 4059 on b), 12 353 thousandths each way.
+    small = make_node("a").capacity(cpu="8", memory="512Gi").res({RESOURCE_GPU: 2, RESOURCE_GPU_MILLI: 2000})
+    nodes = [small.label(LABEL_GPU_PRODUCT, "A100").obj(), gpu_node("b")]
+    fw = new_framework([GpuShare], nodes=nodes, args={"GpuShare": {"scoringPolicy": "RatioDelta"}})
+    fw.run_score(make_pod("h").res({"cpu": "16", RESOURCE_GPU: 1}).obj(), ["b"])
+    res = fw.run_score(make_pod("p").res({"cpu": "1", RESOURCE_GPU_MILLI: 500}).obj())
     raw, norm = res.raw["GpuShare"], res.normalized["GpuShare"]
-    assert raw.max() > 100 and set(norm.tolist()) <= set(range(101))
-    assert norm[int(np.argmax(raw))] == 100
-    assert (raw[0] == raw[1]) == (norm[0] == norm[1])
+    policy = fw.plugin("GpuShare").policy
+    assert isinstance(policy, RatioDelta) and policy.least_useful == 500
+    online = FgdOnline()
+    for pod in (PodShape(cpu=16000, gpu_milli=1000, gpu_count=1), PodShape(cpu=1000, gpu_milli=500, gpu_count=1)):
+        online.observe(pod)
+    cluster = ClusterGpuState([NodeSpec("a", 8000, 512 * GIB, 2, "A100"), NodeSpec("b", 64000, 512 * GIB, 2, "A100")])
+    base = online.score_batch(cluster, np.array([0, 1]), PodShape(cpu=1000, gpu_milli=500, gpu_count=1)).tolist()
+    assert raw.tolist() == [base[0] * 1000 + 12353, base[1] * 1000 - 12353]
+    assert sorted(norm.tolist()) == [99, 100] and norm[int(np.argmax(raw))] == 100
 
 
 # ---- whole trace -------------------------------------------------------------------------------------
