@@ -157,6 +157,37 @@ def test_the_810m_remnant_is_not_counted_once_a_typical_share_is_larger() -> Non
     assert [ratio.score(cluster.node_state(i), pod) for i in (0, 1)] == got
 
 
+def test_model_guard_charges_unrestricted_pods_on_models_restricted_pods_need() -> None:
+    # Two identical nodes but for the model: a (T4) and b (G2), 8 cores and 2 idle GPUs each. Seen: a
+    # T4-only one-GPU pod, then an unrestricted one-GPU pod p (1 core each). T4's pressure: 1000 milli
+    # asked / 2000 idle = 0.5; G2: none asked. The imbalance changes alike on both (same CPU and
+    # GPUs), so p's raw scores differ by FGDOnline's (which sees the T4-only type: placing p on a takes a
+    # GPU it could use) and the guard: 100 points × 0.5 = 50 000 thousandths on a.
+    cluster = ClusterGpuState([NodeSpec("a", 8000, GIB, 2, "T4"), NodeSpec("b", 8000, GIB, 2, "G2")])
+    t4_only = PodShape(cpu=1000, gpu_milli=1000, gpu_count=1, models=("T4",))
+    p = PodShape(cpu=1000, gpu_milli=1000, gpu_count=1)
+    ratio, online = RatioDelta(), FgdOnline()
+    for policy in (ratio, online):
+        policy.observe(t4_only)
+        policy.observe(p)
+    assert ratio.pressure(cluster) == {"T4": 0.5}
+    base = online.score_batch(cluster, np.array([0, 1]), p).tolist()
+    raw = ratio.score_batch(cluster, np.array([0, 1]), p).tolist()
+    assert raw[0] - raw[1] == (base[0] - base[1]) * 1000 - 50_000
+    pre = ratio.cluster_context(cluster, p)
+    assert [ratio.score(cluster.node_state(i), p, pre) for i in (0, 1)] == raw
+    # a restricted pod is not charged (it has nowhere else to go), and a cluster with no restricted
+    # demand seen charges no one
+    assert ratio.cluster_context(cluster, t4_only) is None
+    fresh = RatioDelta()
+    fresh.observe(p)
+    assert fresh.pressure(cluster) == {} and fresh.cluster_context(cluster, p) is None
+    # half of a T4|G2 pod's milli counts for each model
+    both = RatioDelta()
+    both.observe(PodShape(cpu=1000, gpu_milli=500, gpu_count=1, models=("G2", "T4")))
+    assert both.pressure(cluster) == {"G2": 0.125, "T4": 0.125}
+
+
 def test_cpu_only_pods_keep_fgdonlines_score() -> None:
     # The cluster of test_gpu_fgdonline.py: a (8 cores, 2 idle GPUs), b with a 400m pod (7 cores, (1000, 600)).
     # Seen: a CPU-only pod and a 500m share (c̄ = 2 is known, but a CPU-only pod is not penalised):

@@ -121,6 +121,11 @@ class Policy(ABC):
         """Per-cycle state computed once over the feasible nodes (PreScore); most policies need none."""
         return None
 
+    def cluster_context(self, cluster: ClusterGpuState, pod: PodShape) -> object | None:
+        """Per-cycle state from the whole cluster, handed to the per-node :meth:`score` as ``pre``
+        (:meth:`score_batch` sees the cluster itself); most policies need none (RatioDelta does)."""
+        return None
+
     @abstractmethod
     def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
         """Score of one feasible node (0..100 before normalization)."""

@@ -20,6 +20,10 @@ it has left and the CPU its *usable* idle GPU milli will need::
   fits): the whole card's milli if what it leaves is below U, the pod's milli otherwise.
 - Scoring the *change* of the imbalance rather than its value after the placement leaves an empty
   node, balanced before and after, no better than a used one.
+- **Model guard**: a GPU pod without a model constraint also loses GUARD (100) points × the node's
+  model pressure: the GPU milli that model-restricted pods seen so far asked of that model, over the
+  model's idle milli in the cluster (:meth:`RatioDelta.pressure`). Pods that may go anywhere leave
+  scarce models to the pods that cannot; with no restricted pod seen, nothing changes.
 - W (:data:`WEIGHT`, 30 points per GPU of imbalance) makes the penalty outweigh FGDOnline's integer
   steps on most nodes; the raw score is in thousandths of a point, finer than a Score plugin's
   0..100, so :meth:`normalize` (NormalizeScore) keeps its order: the best distinct raw score 100, the
@@ -41,12 +45,14 @@ from .fgdonline import FgdOnline
 from .policies import MAX_NODE_SCORE
 from .types import MILLI, NodeGpuState, PodShape
 
-__all__ = ["RARE", "SCALE", "WEIGHT", "RatioDelta", "imbalance_penalty", "usable_taken"]
+__all__ = ["GUARD", "RARE", "SCALE", "WEIGHT", "RatioDelta", "imbalance_penalty", "usable_taken"]
 
 WEIGHT = 30.0
 """Score points per GPU (1000 milli) of imbalance the placement adds."""
 SCALE = 1000
 """Raw scores are in 1/SCALE of a score point."""
+GUARD = 100.0
+"""Score points per unit of a model's restricted pressure (see :meth:`RatioDelta.pressure`)."""
 RARE = 2.0
 """Per cent of the GPU pods seen, smallest per-card requests first, whose sizes do not make a card
 remnant usable (U is the next size): on the Alibaba trace the ≤ 190m shares are 1.5 % of the GPU pods,
@@ -102,6 +108,8 @@ class RatioDelta(FgdOnline):
         self.per_card: Counter[int] = Counter()
         self.gpu_pods = 0
         self._least: tuple[int, int] | None = None
+        #: GPU milli asked by the model-restricted GPU pods seen, per model (split evenly over a pod's models).
+        self.restricted: dict[str, float] = {}
 
     def observe(self, pod: PodShape) -> None:
         super().observe(pod)
@@ -110,6 +118,8 @@ class RatioDelta(FgdOnline):
             self.gpu_sum += pod.total_gpu_milli
             self.per_card[pod.gpu_milli] += 1
             self.gpu_pods += 1
+            for model in pod.models:
+                self.restricted[model] = self.restricted.get(model, 0.0) + pod.total_gpu_milli / len(pod.models)
 
     @property
     def least_useful(self) -> int:
@@ -118,6 +128,23 @@ class RatioDelta(FgdOnline):
         if self._least is None or self._least[0] != self.gpu_pods:
             self._least = (self.gpu_pods, _percentile(self.per_card, self.gpu_pods * RARE / 100))
         return self._least[1]
+
+    def pressure(self, cluster: ClusterGpuState) -> dict[str, float]:
+        """Per GPU model: the GPU milli the model-restricted pods seen so far asked of it, over the
+        cluster's idle milli of that model. The model guard charges GPU pods without a constraint
+        GUARD × this on a node of the model, so they leave scarce models to the pods that need them
+        (a model no restricted pod asked for costs nothing; without restricted pods, nothing changes)."""
+        if not self.restricted:
+            return {}
+        idle = np.bincount(cluster.model_idx, weights=cluster.gpu_sum, minlength=len(cluster.models))
+        return {model: self.restricted[model] / max(float(idle[i]), 1.0)
+                for i, model in enumerate(cluster.models) if model in self.restricted}
+
+    def cluster_context(self, cluster: ClusterGpuState, pod: PodShape) -> object | None:
+        return self.pressure(cluster) if self._guarded(pod) else None
+
+    def _guarded(self, pod: PodShape) -> bool:
+        return pod.wants_gpu and not pod.models and bool(self.restricted)
 
     def _adjust(self, base: IntArray, cpu_left: IntArray, gpu_left: IntArray, pod: PodShape) -> IntArray:
         raw: IntArray = base.astype(np.int64) * SCALE
@@ -128,15 +155,26 @@ class RatioDelta(FgdOnline):
                                                 self.weight)
         return out
 
+    def _guard(self, pressure: dict[str, float], models: list[str]) -> IntArray:
+        guard: IntArray = np.rint(np.array([pressure.get(m, 0.0) for m in models]) * GUARD * SCALE).astype(np.int64)
+        return guard
+
     def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
-        base = np.array([super().score(node, pod, pre)], dtype=np.int64)
+        base = np.array([super().score(node, pod, None)], dtype=np.int64)
         cpu = np.array([node.cpu_left], dtype=np.int64)
         cards = np.array([node.gpu_left], dtype=np.int64).reshape(1, len(node.gpu_left))
-        return int(self._adjust(base, cpu, cards, pod)[0])
+        out = int(self._adjust(base, cpu, cards, pod)[0])
+        if isinstance(pre, dict) and self._guarded(pod):
+            out -= int(self._guard(pre, [node.model])[0])
+        return out
 
     def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
         base = super().score_batch(cluster, nodes, pod)
-        return self._adjust(base, cluster.cpu_left[nodes], cluster.gpu_left[nodes], pod)
+        out = self._adjust(base, cluster.cpu_left[nodes], cluster.gpu_left[nodes], pod)
+        if self._guarded(pod):
+            per_model = self._guard(self.pressure(cluster), cluster.models)
+            out = out - per_model[cluster.model_idx[nodes]]
+        return out
 
     def normalize(self, scores: IntArray) -> IntArray:
         """The dense rank from the top: the best distinct raw score 100, the next 99, ..., at least 0."""

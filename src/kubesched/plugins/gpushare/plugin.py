@@ -91,9 +91,11 @@ class _ScoreState:
     chosen: str | None = None
     spans: dict[str, int] = field(default_factory=dict)
     span_array: npt.NDArray[np.int64] | None = None
+    #: The policy's cluster_context for this cycle (computed at the first per-node Score).
+    context: tuple[object | None] | None = None
 
     def clone(self) -> _ScoreState:
-        return _ScoreState(self.nodes, self.chosen, dict(self.spans), self.span_array)
+        return _ScoreState(self.nodes, self.chosen, dict(self.spans), self.span_array, self.context)
 
 
 def _clamp(scores: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -327,6 +329,10 @@ class GpuShare(
                     return 0, Status(Code.ERROR, "the Random policy needs PreScore's feasible nodes")
                 ss.chosen = ss.nodes[self.rng.Intn(len(ss.nodes))].name
             pre = ss.chosen
+        else:
+            if ss.context is None:
+                ss.context = (self.policy.cluster_context(self.gpus.cluster, shape),)
+            pre = ss.context[0]
         if self._packs(shape):
             topology = self.gpus.topologies[i] if i is not None else self._topology_of(node_info, node)
             packed = pack(topology, _free(node), shape.gpu_count)
