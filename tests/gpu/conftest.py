@@ -26,3 +26,9 @@ def default_trace() -> Trace:
     if not pods.is_file():
         pytest.skip(f"Alibaba trace not found in {TRACE_DIR}")
     return load_trace(TRACE_DIR / "openb_node_list_gpu_node.csv", pods)
+
+
+@pytest.fixture(scope="module")
+def small_trace(default_trace: Trace) -> Trace:
+    """60 nodes and 400 pods of the default trace (as tests/sim/test_trace_framework.py)."""
+    return Trace(nodes=default_trace.nodes[:60], pods=default_trace.pods[:400])

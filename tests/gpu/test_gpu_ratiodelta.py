@@ -278,12 +278,6 @@ def test_plugin_scores_leave_normalize_score_in_range() -> None:
 # ---- whole trace -------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def small_trace(default_trace: Trace) -> Trace:
-    """60 nodes and 400 pods of the default trace (as tests/gpu/test_gpu_fgdonline.py)."""
-    return Trace(nodes=default_trace.nodes[:60], pods=default_trace.pods[:400])
-
-
 @pytest.mark.parametrize("seed", [42, 7])
 def test_framework_replay_equals_standalone_replay(small_trace: Trace, seed: int) -> None:
     framework_run = replay_framework(arrival(small_trace, seed), "RatioDelta")
