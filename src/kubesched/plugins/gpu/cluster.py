@@ -16,10 +16,11 @@ import numpy.typing as npt
 
 from .types import MILLI, NodeGpuState, NodeSpec, PodShape, accessible, gpu_class
 
-__all__ = ["ClusterGpuState", "IntArray"]
+__all__ = ["BoolArray", "ClusterGpuState", "FloatArray", "IntArray"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
 
 FragKey = tuple[int, int, tuple[int, ...]]
 
@@ -43,7 +44,8 @@ class ClusterGpuState:
         self.slots = max((node.gpu_count for node in nodes), default=0)
         self.cpu_cap: IntArray = np.array([node.cpu for node in nodes], dtype=np.int64)
         self.cpu_left: IntArray = self.cpu_cap.copy()
-        self.mem_left: IntArray = np.array([node.memory for node in nodes], dtype=np.int64)
+        self.mem_cap: IntArray = np.array([node.memory for node in nodes], dtype=np.int64)
+        self.mem_left: IntArray = self.mem_cap.copy()
         self.pods: IntArray = np.zeros(n, dtype=np.int64)
         self.max_pods: IntArray = np.array([node.max_pods for node in nodes], dtype=np.int64)
         self.gpu_count: IntArray = np.array([node.gpu_count for node in nodes], dtype=np.int64)

@@ -20,10 +20,19 @@ it has left and the CPU its *usable* idle GPU milli will need::
   fits): the whole card's milli if what it leaves is below U, the pod's milli otherwise.
 - Scoring the *change* of the imbalance rather than its value after the placement leaves an empty
   node, balanced before and after, no better than a used one.
-- **Model guard**: a GPU pod without a model constraint also loses GUARD (100) points × the node's
-  model pressure: the GPU milli that model-restricted pods seen so far asked of that model, over the
-  model's idle milli in the cluster (:meth:`RatioDelta.pressure`). Pods that may go anywhere leave
-  scarce models to the pods that cannot; with no restricted pod seen, nothing changes.
+- **Guards for pods with few homes** (learned online; with no such pod seen, nothing changes). A
+  pod's *home* is the nodes that could hold it when empty (GPU model, GPU count, CPU and memory
+  capacity); a home with less than half the cluster's GPUs (:data:`NARROW`) is narrow: model-restricted
+  pods, and pods only the largest nodes fit (eight GPUs with 120 cores fit only the G3 nodes of the
+  Alibaba trace). GPU pods with a wide home lose HOME_GUARD (30) points × the node's home pressure:
+  Σ over the narrow pod classes whose home holds the node of D_c × f / the home's idle milli, where
+  D_c is the GPU milli the class asked so far and f = the cluster's idle milli / the GPU milli of all
+  GPU pods seen (D_c × f estimates the class's demand still to come if arrivals go on until the
+  cluster is full). GPU pods without a model constraint that take a whole card of model m also lose
+  CARD_GUARD (100) points per card × the whole cards model-restricted whole-GPU pods asked of m so
+  far / the cards of m still whole on nodes with at least c̄ × 1000 CPU left. The first keeps
+  scarce homes for the pods that need them; the second keeps whole cards there, which the milli
+  count alone does not see (docs/dev/gpu-policy-log.md, session 12).
 - W (:data:`WEIGHT`, 30 points per GPU of imbalance) makes the penalty outweigh FGDOnline's integer
   steps on most nodes; the raw score is in thousandths of a point, finer than a Score plugin's
   0..100, so :meth:`normalize` (NormalizeScore) keeps its order: the best distinct raw score 100, the
@@ -40,19 +49,27 @@ from collections import Counter
 
 import numpy as np
 
-from .cluster import ClusterGpuState, IntArray
+from .cluster import BoolArray, ClusterGpuState, FloatArray, IntArray
 from .fgdonline import FgdOnline
 from .policies import MAX_NODE_SCORE
 from .types import MILLI, NodeGpuState, PodShape
 
-__all__ = ["GUARD", "RARE", "SCALE", "WEIGHT", "RatioDelta", "imbalance_penalty", "usable_taken"]
+__all__ = ["CARD_GUARD", "HOME_GUARD", "NARROW", "RARE", "SCALE", "WEIGHT", "RatioDelta", "imbalance_penalty",
+           "usable_taken"]
 
 WEIGHT = 30.0
 """Score points per GPU (1000 milli) of imbalance the placement adds."""
 SCALE = 1000
 """Raw scores are in 1/SCALE of a score point."""
-GUARD = 100.0
-"""Score points per unit of a model's restricted pressure (see :meth:`RatioDelta.pressure`)."""
+HOME_GUARD = 30.0
+"""Score points per unit of a node's home pressure (see :meth:`RatioDelta.home_pressure`)."""
+CARD_GUARD = 100.0
+"""Score points per whole card taken, per unit of its model's whole-card pressure (:meth:`RatioDelta.card_pressure`)."""
+NARROW = 0.5
+"""A pod class whose home holds less than this share of the cluster's GPUs is narrow."""
+
+HomeKey = tuple[tuple[str, ...], int, int, int]
+"""What a pod's home depends on: (allowed models, GPU count, CPU, memory)."""
 RARE = 2.0
 """Per cent of the GPU pods seen, smallest per-card requests first, whose sizes do not make a card
 remnant usable (U is the next size): on the Alibaba trace the ≤ 190m shares are 1.5 % of the GPU pods,
@@ -108,8 +125,15 @@ class RatioDelta(FgdOnline):
         self.per_card: Counter[int] = Counter()
         self.gpu_pods = 0
         self._least: tuple[int, int] | None = None
-        #: GPU milli asked by the model-restricted GPU pods seen, per model (split evenly over a pod's models).
-        self.restricted: dict[str, float] = {}
+        #: GPU pods seen whose home is not known yet (it needs the cluster: resolved at the next score).
+        self._pending: list[PodShape] = []
+        #: Per pod class: its home (None when wide), for the cluster they were computed on.
+        self._homes: dict[HomeKey, BoolArray | None] = {}
+        self._homes_of: ClusterGpuState | None = None
+        #: GPU milli asked so far per narrow pod class.
+        self.narrow: dict[HomeKey, int] = {}
+        #: Whole cards asked so far by model-restricted whole-GPU pods, per model (split over a pod's models).
+        self.whole_restricted: dict[str, float] = {}
 
     def observe(self, pod: PodShape) -> None:
         super().observe(pod)
@@ -118,8 +142,11 @@ class RatioDelta(FgdOnline):
             self.gpu_sum += pod.total_gpu_milli
             self.per_card[pod.gpu_milli] += 1
             self.gpu_pods += 1
-            for model in pod.models:
-                self.restricted[model] = self.restricted.get(model, 0.0) + pod.total_gpu_milli / len(pod.models)
+            self._pending.append(pod)
+            if pod.models and not pod.is_shared:
+                cards = pod.gpu_count / len(pod.models)
+                for model in pod.models:
+                    self.whole_restricted[model] = self.whole_restricted.get(model, 0.0) + cards
 
     @property
     def least_useful(self) -> int:
@@ -129,22 +156,82 @@ class RatioDelta(FgdOnline):
             self._least = (self.gpu_pods, _percentile(self.per_card, self.gpu_pods * RARE / 100))
         return self._least[1]
 
-    def pressure(self, cluster: ClusterGpuState) -> dict[str, float]:
-        """Per GPU model: the GPU milli the model-restricted pods seen so far asked of it, over the
-        cluster's idle milli of that model. The model guard charges GPU pods without a constraint
-        GUARD × this on a node of the model, so they leave scarce models to the pods that need them
-        (a model no restricted pod asked for costs nothing; without restricted pods, nothing changes)."""
-        if not self.restricted:
-            return {}
-        idle = np.bincount(cluster.model_idx, weights=cluster.gpu_sum, minlength=len(cluster.models))
-        return {model: self.restricted[model] / max(float(idle[i]), 1.0)
-                for i, model in enumerate(cluster.models) if model in self.restricted}
+    # ---- homes -----------------------------------------------------------------------------------
+
+    def home(self, cluster: ClusterGpuState, pod: PodShape) -> BoolArray | None:
+        """The nodes that could hold ``pod`` when empty, or None when they hold at least
+        :data:`NARROW` of the cluster's GPUs (a wide home: the pod is not guarded for)."""
+        if self._homes_of is not cluster:  # another cluster (or the first): homes are per node list
+            self._homes, self._homes_of = {}, cluster
+        key: HomeKey = (pod.models, pod.gpu_count, pod.cpu, pod.memory)
+        if key not in self._homes:
+            fits = (cluster.model_mask(pod.models) & (cluster.gpu_count >= pod.gpu_count)
+                    & (cluster.cpu_cap >= pod.cpu) & (cluster.mem_cap >= pod.memory))
+            share = int(cluster.gpu_count[fits].sum()) / max(int(cluster.gpu_count.sum()), 1)
+            self._homes[key] = fits if share < NARROW else None
+        return self._homes[key]
+
+    def _settle(self, cluster: ClusterGpuState) -> None:
+        """Count the GPU pods seen since the last score into their narrow classes."""
+        for pod in self._pending:
+            if self.home(cluster, pod) is not None:
+                key: HomeKey = (pod.models, pod.gpu_count, pod.cpu, pod.memory)
+                self.narrow[key] = self.narrow.get(key, 0) + pod.total_gpu_milli
+        self._pending.clear()
+
+    def home_pressure(self, cluster: ClusterGpuState) -> FloatArray:
+        """Per node: Σ over the narrow classes whose home holds it of D_c × f / the home's idle milli
+        (module docstring); zeros when no narrow pod was seen."""
+        self._settle(cluster)
+        pressure: FloatArray = np.zeros(len(cluster), dtype=np.float64)
+        if not self.narrow:
+            return pressure
+        to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
+        for key, demand in self.narrow.items():
+            home = self._homes[key]
+            if home is not None:
+                pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home].sum()), 1.0)
+        return pressure
+
+    def card_pressure(self, cluster: ClusterGpuState) -> FloatArray:
+        """Per model (``cluster.models``): whole cards model-restricted pods asked of it so far over its
+        cards still whole on nodes with at least c̄ × 1000 CPU left."""
+        if not self.whole_restricted:
+            return np.zeros(len(cluster.models), dtype=np.float64)
+        whole = cluster.gpu_left == MILLI
+        if self.gpu_sum:
+            whole &= (cluster.cpu_left >= self.cpu_sum / self.gpu_sum * MILLI)[:, None]
+        cards = np.bincount(cluster.model_idx, weights=whole.sum(axis=1), minlength=len(cluster.models))
+        asked = np.array([self.whole_restricted.get(m, 0.0) for m in cluster.models])
+        pressure: FloatArray = asked / np.maximum(cards, 1.0)
+        return pressure
+
+    def guard_penalty(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
+        """Both guards' thousandths for ``pod`` on ``nodes`` (zeros for a pod they do not charge)."""
+        penalty: IntArray = np.zeros(len(nodes), dtype=np.int64)
+        if not pod.wants_gpu:
+            return penalty
+        if self.home(cluster, pod) is None:
+            penalty += np.rint(HOME_GUARD * self.home_pressure(cluster)[nodes] * SCALE).astype(np.int64)
+        else:
+            self._settle(cluster)
+        if not pod.models and self.whole_restricted:
+            left = cluster.gpu_left[nodes]
+            if pod.is_shared:  # the best-fit card: a whole one only if no partial card fits
+                card = np.where(left >= pod.gpu_milli, left, np.iinfo(np.int64).max).min(axis=1)
+                taken = (card == MILLI).astype(np.float64)
+            else:
+                taken = np.full(len(nodes), float(pod.gpu_count))
+            points = CARD_GUARD * taken * self.card_pressure(cluster)[cluster.model_idx[nodes]]
+            penalty += np.rint(points * SCALE).astype(np.int64)
+        return penalty
 
     def cluster_context(self, cluster: ClusterGpuState, pod: PodShape) -> object | None:
-        return self.pressure(cluster) if self._guarded(pod) else None
-
-    def _guarded(self, pod: PodShape) -> bool:
-        return pod.wants_gpu and not pod.models and bool(self.restricted)
+        """The per-node Score's view of the guards: every node's penalty, by name, once per cycle."""
+        if not pod.wants_gpu:
+            return None
+        penalty = self.guard_penalty(cluster, np.arange(len(cluster)), pod)
+        return dict(zip(cluster.names, penalty.tolist(), strict=True)) if penalty.any() else None
 
     def _adjust(self, base: IntArray, cpu_left: IntArray, gpu_left: IntArray, pod: PodShape) -> IntArray:
         raw: IntArray = base.astype(np.int64) * SCALE
@@ -155,26 +242,19 @@ class RatioDelta(FgdOnline):
                                                 self.weight)
         return out
 
-    def _guard(self, pressure: dict[str, float], models: list[str]) -> IntArray:
-        guard: IntArray = np.rint(np.array([pressure.get(m, 0.0) for m in models]) * GUARD * SCALE).astype(np.int64)
-        return guard
-
     def score(self, node: NodeGpuState, pod: PodShape, pre: object | None = None) -> int:
         base = np.array([super().score(node, pod, None)], dtype=np.int64)
         cpu = np.array([node.cpu_left], dtype=np.int64)
         cards = np.array([node.gpu_left], dtype=np.int64).reshape(1, len(node.gpu_left))
         out = int(self._adjust(base, cpu, cards, pod)[0])
-        if isinstance(pre, dict) and self._guarded(pod):
-            out -= int(self._guard(pre, [node.model])[0])
+        if isinstance(pre, dict):
+            out -= int(pre.get(node.name, 0))
         return out
 
     def score_batch(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
         base = super().score_batch(cluster, nodes, pod)
-        out = self._adjust(base, cluster.cpu_left[nodes], cluster.gpu_left[nodes], pod)
-        if self._guarded(pod):
-            per_model = self._guard(self.pressure(cluster), cluster.models)
-            out = out - per_model[cluster.model_idx[nodes]]
-        return out
+        out: IntArray = self._adjust(base, cluster.cpu_left[nodes], cluster.gpu_left[nodes], pod)
+        return out - self.guard_penalty(cluster, nodes, pod)
 
     def normalize(self, scores: IntArray) -> IntArray:
         """The dense rank from the top: the best distinct raw score 100, the next 99, ..., at least 0."""
