@@ -194,7 +194,9 @@ def test_a_home_narrowed_by_cpu_and_memory() -> None:
     # g3: 128 cores, 8 GPUs, 768 GiB; g2a, g2b: 96 cores, 8 GPUs, 384 GiB. An eight-GPU pod of 120 cores
     # fits g3 only (8 of 24 GPUs: narrow), so does one of 88 cores and 500 GiB; one of 88 cores and 320
     # GiB fits all three (wide). Seen: the 120-core pod and a one-GPU pod p: f = 24 000 / 9000, the
-    # pressure on g3 8000 × f / 8000 = 8/3, 30 × 8/3 = 80 points; no model-restricted pod: no card guard.
+    # pressure on g3 8000 × f / 8000 = 8/3, 30 × 8/3 = 80 points; the pod asks for a largest node's GPUs
+    # and g3 is empty: the node guard adds 10 × 8000 × f / 8000 = 26.667 points; no model-restricted
+    # pod: no card guard.
     cluster = ClusterGpuState([NodeSpec("g3", 128_000, 768 * GIB, 8, "G3"), NodeSpec("g2a", 96_000, 384 * GIB, 8, "G2"),
                                NodeSpec("g2b", 96_000, 384 * GIB, 8, "G2")])
     big = PodShape(cpu=120_000, memory=300 * GIB, gpu_milli=1000, gpu_count=8)
@@ -206,10 +208,33 @@ def test_a_home_narrowed_by_cpu_and_memory() -> None:
     p = PodShape(cpu=1000, gpu_milli=1000, gpu_count=1)
     ratio.observe(big)
     ratio.observe(p)
-    assert ratio.guard_penalty(cluster, np.array([0, 1, 2]), p).tolist() == [80_000, 0, 0]
+    assert ratio.guard_penalty(cluster, np.array([0, 1, 2]), p).tolist() == [80_000 + 26_667, 0, 0]
     # another cluster: homes are worked out again for its nodes
     other = ClusterGpuState([NodeSpec("x", 128_000, 768 * GIB, 8, "G3"), NodeSpec("y", 128_000, 768 * GIB, 8, "G3")])
     assert ratio.home(other, big) is None
+
+
+def test_node_guard_keeps_empty_nodes_for_pods_asking_for_a_largest_nodes_gpus() -> None:
+    # g2a, g2b: 96 cores, 8 GPUs; t: 104 cores, 2 GPUs (the largest node has 8). Seen: an eight-GPU pod
+    # of 64 cores (home g2a, g2b: 16 of 18 GPUs, wide, so no home guard; no model: no card guard) and a
+    # one-GPU pod p. f = 18 000 idle / 9000 seen = 2; an empty node of the home: 8000 × 2 / 16 000 idle on
+    # the home's empty nodes = 1, × NODE_GUARD 10 = 10 points. Once g2a holds a pod it is not empty (no
+    # charge) and g2b carries the pressure alone: f = 17 000 / 9000, 8000 × f / 8000 = 1.8889 -> 18 889.
+    cluster = ClusterGpuState([NodeSpec("g2a", 96_000, 384 * GIB, 8, "G2"), NodeSpec("g2b", 96_000, 384 * GIB, 8, "G2"),
+                               NodeSpec("t", 104_000, 384 * GIB, 2, "T4")])
+    big = PodShape(cpu=64_000, gpu_milli=1000, gpu_count=8)
+    p = PodShape(cpu=1000, gpu_milli=1000, gpu_count=1)
+    ratio = RatioDelta()
+    ratio.observe(big)
+    ratio.observe(p)
+    nodes = np.array([0, 1, 2])
+    assert ratio.guard_penalty(cluster, nodes, p).tolist() == [10_000, 10_000, 0]
+    assert ratio.guard_penalty(cluster, nodes, big).tolist() == [0, 0, 0]  # it needs the empty node
+    cluster.allocate(0, p, (0,))
+    assert ratio.guard_penalty(cluster, nodes, p).tolist() == [0, 18_889, 0]
+    pre = ratio.cluster_context(cluster, p)
+    raw = ratio.score_batch(cluster, nodes, p).tolist()
+    assert [ratio.score(cluster.node_state(i), p, pre) for i in range(3)] == raw
 
 
 def test_card_guard_counts_whole_cards_with_cpu_left() -> None:

@@ -20,19 +20,23 @@ it has left and the CPU its *usable* idle GPU milli will need::
   fits): the whole card's milli if what it leaves is below U, the pod's milli otherwise.
 - Scoring the *change* of the imbalance rather than its value after the placement leaves an empty
   node, balanced before and after, no better than a used one.
-- **Guards for pods with few homes** (learned online; with no such pod seen, nothing changes). A
-  pod's *home* is the nodes that could hold it when empty (GPU model, GPU count, CPU and memory
-  capacity); a home with less than half the cluster's GPUs (:data:`NARROW`) is narrow: model-restricted
-  pods, and pods only the largest nodes fit (eight GPUs with 120 cores fit only the G3 nodes of the
-  Alibaba trace). GPU pods with a wide home lose HOME_GUARD (30) points × the node's home pressure:
-  Σ over the narrow pod classes whose home holds the node of D_c × f / the home's idle milli, where
-  D_c is the GPU milli the class asked so far and f = the cluster's idle milli / the GPU milli of all
-  GPU pods seen (D_c × f estimates the class's demand still to come if arrivals go on until the
-  cluster is full). GPU pods without a model constraint that take a whole card of model m also lose
-  CARD_GUARD (100) points per card × the whole cards model-restricted whole-GPU pods asked of m so
-  far / the cards of m still whole on nodes with at least c̄ × 1000 CPU left. The first keeps
-  scarce homes for the pods that need them; the second keeps whole cards there, which the milli
-  count alone does not see (docs/dev/gpu-policy-log.md, session 12).
+- **Guards for pods with few homes or a whole node to fill** (learned online; with no such pod seen,
+  nothing changes). A pod's *home* is the nodes that could hold it when empty (GPU model, GPU count,
+  CPU and memory capacity); a home with less than half the cluster's GPUs (:data:`NARROW`) is
+  narrow: model-restricted pods, and pods only the largest nodes fit (eight GPUs with 120 cores fit
+  only the G3 nodes of the Alibaba trace). GPU pods with a wide home lose HOME_GUARD (30) points ×
+  the node's home pressure: Σ over the narrow pod classes whose home holds the node of D_c × f / the
+  home's idle milli, where D_c is the GPU milli the class asked so far and f = the cluster's idle
+  milli / the GPU milli of all GPU pods seen (D_c × f estimates the class's demand still to come if
+  arrivals go on until the cluster is full). GPU pods without a model constraint that take a whole
+  card of model m also lose CARD_GUARD (100) points per card × the whole cards model-restricted
+  whole-GPU pods asked of m so far / the cards of m still whole on nodes with at least c̄ × 1000 CPU
+  left. GPU pods asking for fewer GPUs than the largest node has lose NODE_GUARD (10) points on an
+  *empty* node × Σ over the pod classes asking for as many GPUs as the largest node has whose home
+  holds the node of D_c × f / the idle milli of the home's empty nodes. The first keeps scarce homes
+  for the pods that need them, the second whole cards there (which the milli count alone does not
+  see), the third empty nodes for the pods that need a whole one (docs/dev/gpu-policy-log.md,
+  session 12).
 - W (:data:`WEIGHT`, 30 points per GPU of imbalance) makes the penalty outweigh FGDOnline's integer
   steps on most nodes; the raw score is in thousandths of a point, finer than a Score plugin's
   0..100, so :meth:`normalize` (NormalizeScore) keeps its order: the best distinct raw score 100, the
@@ -54,7 +58,8 @@ from .fgdonline import FgdOnline
 from .policies import MAX_NODE_SCORE
 from .types import MILLI, NodeGpuState, PodShape
 
-__all__ = ["CARD_GUARD", "HOME_GUARD", "NARROW", "RARE", "SCALE", "WEIGHT", "RatioDelta", "imbalance_penalty",
+__all__ = ["CARD_GUARD", "HOME_GUARD", "NARROW", "NODE_GUARD", "RARE", "SCALE", "WEIGHT", "RatioDelta",
+           "imbalance_penalty",
            "usable_taken"]
 
 WEIGHT = 30.0
@@ -65,6 +70,8 @@ HOME_GUARD = 30.0
 """Score points per unit of a node's home pressure (see :meth:`RatioDelta.home_pressure`)."""
 CARD_GUARD = 100.0
 """Score points per whole card taken, per unit of its model's whole-card pressure (:meth:`RatioDelta.card_pressure`)."""
+NODE_GUARD = 10.0
+"""Score points per unit of an empty node's pressure (see :meth:`RatioDelta.node_pressure`)."""
 NARROW = 0.5
 """A pod class whose home holds less than this share of the cluster's GPUs is narrow."""
 
@@ -127,11 +134,12 @@ class RatioDelta(FgdOnline):
         self._least: tuple[int, int] | None = None
         #: GPU pods seen whose home is not known yet (it needs the cluster: resolved at the next score).
         self._pending: list[PodShape] = []
-        #: Per pod class: its home (None when wide), for the cluster they were computed on.
-        self._homes: dict[HomeKey, BoolArray | None] = {}
+        #: Per pod class: the nodes that could hold it empty, for the cluster they were computed on.
+        self._fits: dict[HomeKey, BoolArray] = {}
         self._homes_of: ClusterGpuState | None = None
-        #: GPU milli asked so far per narrow pod class.
+        #: GPU milli asked so far per narrow pod class, and per class asking for a largest node's GPUs.
         self.narrow: dict[HomeKey, int] = {}
+        self.largest: dict[HomeKey, int] = {}
         #: Whole cards asked so far by model-restricted whole-GPU pods, per model (split over a pod's models).
         self.whole_restricted: dict[str, float] = {}
 
@@ -158,25 +166,34 @@ class RatioDelta(FgdOnline):
 
     # ---- homes -----------------------------------------------------------------------------------
 
-    def home(self, cluster: ClusterGpuState, pod: PodShape) -> BoolArray | None:
-        """The nodes that could hold ``pod`` when empty, or None when they hold at least
-        :data:`NARROW` of the cluster's GPUs (a wide home: the pod is not guarded for)."""
+    def fits(self, cluster: ClusterGpuState, pod: PodShape) -> BoolArray:
+        """The nodes that could hold ``pod`` when empty (its allowed models, GPU count, CPU, memory)."""
         if self._homes_of is not cluster:  # another cluster (or the first): homes are per node list
-            self._homes, self._homes_of = {}, cluster
+            self._fits, self._homes_of = {}, cluster
         key: HomeKey = (pod.models, pod.gpu_count, pod.cpu, pod.memory)
-        if key not in self._homes:
-            fits = (cluster.model_mask(pod.models) & (cluster.gpu_count >= pod.gpu_count)
+        mask = self._fits.get(key)
+        if mask is None:
+            mask = (cluster.model_mask(pod.models) & (cluster.gpu_count >= pod.gpu_count)
                     & (cluster.cpu_cap >= pod.cpu) & (cluster.mem_cap >= pod.memory))
-            share = int(cluster.gpu_count[fits].sum()) / max(int(cluster.gpu_count.sum()), 1)
-            self._homes[key] = fits if share < NARROW else None
-        return self._homes[key]
+            self._fits[key] = mask
+        return mask
+
+    def home(self, cluster: ClusterGpuState, pod: PodShape) -> BoolArray | None:
+        """:meth:`fits` when those nodes hold less than :data:`NARROW` of the cluster's GPUs (a narrow
+        home), None otherwise (a wide home: the pod is not guarded for)."""
+        mask = self.fits(cluster, pod)
+        share = int(cluster.gpu_count[mask].sum()) / max(int(cluster.gpu_count.sum()), 1)
+        return mask if share < NARROW else None
 
     def _settle(self, cluster: ClusterGpuState) -> None:
-        """Count the GPU pods seen since the last score into their narrow classes."""
+        """Count the GPU pods seen since the last score into their narrow and largest-node classes."""
         for pod in self._pending:
+            key: HomeKey = (pod.models, pod.gpu_count, pod.cpu, pod.memory)
             if self.home(cluster, pod) is not None:
-                key: HomeKey = (pod.models, pod.gpu_count, pod.cpu, pod.memory)
                 self.narrow[key] = self.narrow.get(key, 0) + pod.total_gpu_milli
+            if pod.gpu_count >= cluster.slots:
+                self.fits(cluster, pod)
+                self.largest[key] = self.largest.get(key, 0) + pod.total_gpu_milli
         self._pending.clear()
 
     def home_pressure(self, cluster: ClusterGpuState) -> FloatArray:
@@ -188,9 +205,23 @@ class RatioDelta(FgdOnline):
             return pressure
         to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
         for key, demand in self.narrow.items():
-            home = self._homes[key]
-            if home is not None:
-                pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home].sum()), 1.0)
+            home = self._fits[key]
+            pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home].sum()), 1.0)
+        return pressure
+
+    def node_pressure(self, cluster: ClusterGpuState) -> FloatArray:
+        """Per node, if it is empty: Σ over the classes asking for a largest node's GPUs whose home
+        holds it of D_c × f / the idle milli of the home's empty nodes; 0 on nodes in use."""
+        self._settle(cluster)
+        pressure: FloatArray = np.zeros(len(cluster), dtype=np.float64)
+        if not self.largest:
+            return pressure
+        empty = cluster.gpu_sum == cluster.gpu_count * MILLI
+        to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
+        for key, demand in self.largest.items():
+            home = self._fits[key]
+            pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home & empty].sum()), 1.0)
+        pressure[~empty] = 0.0
         return pressure
 
     def card_pressure(self, cluster: ClusterGpuState) -> FloatArray:
@@ -207,14 +238,13 @@ class RatioDelta(FgdOnline):
         return pressure
 
     def guard_penalty(self, cluster: ClusterGpuState, nodes: IntArray, pod: PodShape) -> IntArray:
-        """Both guards' thousandths for ``pod`` on ``nodes`` (zeros for a pod they do not charge)."""
+        """The three guards' thousandths for ``pod`` on ``nodes`` (zeros for a pod they do not charge)."""
         penalty: IntArray = np.zeros(len(nodes), dtype=np.int64)
         if not pod.wants_gpu:
             return penalty
+        self._settle(cluster)
         if self.home(cluster, pod) is None:
             penalty += np.rint(HOME_GUARD * self.home_pressure(cluster)[nodes] * SCALE).astype(np.int64)
-        else:
-            self._settle(cluster)
         if not pod.models and self.whole_restricted:
             left = cluster.gpu_left[nodes]
             if pod.is_shared:  # the best-fit card: a whole one only if no partial card fits
@@ -224,6 +254,8 @@ class RatioDelta(FgdOnline):
                 taken = np.full(len(nodes), float(pod.gpu_count))
             points = CARD_GUARD * taken * self.card_pressure(cluster)[cluster.model_idx[nodes]]
             penalty += np.rint(points * SCALE).astype(np.int64)
+        if pod.gpu_count < cluster.slots:
+            penalty += np.rint(NODE_GUARD * self.node_pressure(cluster)[nodes] * SCALE).astype(np.int64)
         return penalty
 
     def cluster_context(self, cluster: ClusterGpuState, pod: PodShape) -> object | None:
