@@ -59,8 +59,7 @@ from .policies import MAX_NODE_SCORE
 from .types import MILLI, NodeGpuState, PodShape
 
 __all__ = ["CARD_GUARD", "HOME_GUARD", "NARROW", "NODE_GUARD", "RARE", "SCALE", "WEIGHT", "RatioDelta",
-           "imbalance_penalty",
-           "usable_taken"]
+           "imbalance_penalty", "usable_taken"]
 
 WEIGHT = 30.0
 """Score points per GPU (1000 milli) of imbalance the placement adds."""
@@ -75,12 +74,17 @@ NODE_GUARD = 10.0
 NARROW = 0.5
 """A pod class whose home holds less than this share of the cluster's GPUs is narrow."""
 
-HomeKey = tuple[tuple[str, ...], int, int, int]
-"""What a pod's home depends on: (allowed models, GPU count, CPU, memory)."""
 RARE = 2.0
 """Per cent of the GPU pods seen, smallest per-card requests first, whose sizes do not make a card
 remnant usable (U is the next size): on the Alibaba trace the ≤ 190m shares are 1.5 % of the GPU pods,
 so the 190m beside an 810m pod does not count and U = 220."""
+
+HomeKey = tuple[tuple[str, ...], int, int, int]
+"""What a pod's home depends on: (allowed models, GPU count, CPU, memory)."""
+
+
+def _home_key(pod: PodShape) -> HomeKey:
+    return (pod.models, pod.gpu_count, pod.cpu, pod.memory)
 
 
 def _percentile(counts: Counter[int], rare: float) -> int:
@@ -134,8 +138,9 @@ class RatioDelta(FgdOnline):
         self._least: tuple[int, int] | None = None
         #: GPU pods seen whose home is not known yet (it needs the cluster: resolved at the next score).
         self._pending: list[PodShape] = []
-        #: Per pod class: the nodes that could hold it empty, for the cluster they were computed on.
-        self._fits: dict[HomeKey, BoolArray] = {}
+        #: Per pod class: the nodes that could hold it empty and whether they are a narrow home, for
+        #: the cluster they were computed on.
+        self._fits: dict[HomeKey, tuple[BoolArray, bool]] = {}
         self._homes_of: ClusterGpuState | None = None
         #: GPU milli asked so far per narrow pod class, and per class asking for a largest node's GPUs.
         self.narrow: dict[HomeKey, int] = {}
@@ -166,61 +171,64 @@ class RatioDelta(FgdOnline):
 
     # ---- homes -----------------------------------------------------------------------------------
 
-    def fits(self, cluster: ClusterGpuState, pod: PodShape) -> BoolArray:
-        """The nodes that could hold ``pod`` when empty (its allowed models, GPU count, CPU, memory)."""
+    def _fit(self, cluster: ClusterGpuState, key: HomeKey) -> tuple[BoolArray, bool]:
+        """The nodes that could hold a pod of class ``key`` when empty, and whether they hold less
+        than :data:`NARROW` of the cluster's GPUs (computed once per class and cluster)."""
         if self._homes_of is not cluster:  # another cluster (or the first): homes are per node list
             self._fits, self._homes_of = {}, cluster
-        key: HomeKey = (pod.models, pod.gpu_count, pod.cpu, pod.memory)
-        mask = self._fits.get(key)
-        if mask is None:
-            mask = (cluster.model_mask(pod.models) & (cluster.gpu_count >= pod.gpu_count)
-                    & (cluster.cpu_cap >= pod.cpu) & (cluster.mem_cap >= pod.memory))
-            self._fits[key] = mask
-        return mask
+        fit = self._fits.get(key)
+        if fit is None:
+            models, gpu_count, cpu, memory = key
+            mask = (cluster.model_mask(models) & (cluster.gpu_count >= gpu_count)
+                    & (cluster.cpu_cap >= cpu) & (cluster.mem_cap >= memory))
+            share = int(cluster.gpu_count[mask].sum()) / max(int(cluster.gpu_count.sum()), 1)
+            fit = self._fits[key] = (mask, share < NARROW)
+        return fit
+
+    def fits(self, cluster: ClusterGpuState, pod: PodShape) -> BoolArray:
+        """The nodes that could hold ``pod`` when empty (its allowed models, GPU count, CPU, memory)."""
+        return self._fit(cluster, _home_key(pod))[0]
 
     def home(self, cluster: ClusterGpuState, pod: PodShape) -> BoolArray | None:
         """:meth:`fits` when those nodes hold less than :data:`NARROW` of the cluster's GPUs (a narrow
         home), None otherwise (a wide home: the pod is not guarded for)."""
-        mask = self.fits(cluster, pod)
-        share = int(cluster.gpu_count[mask].sum()) / max(int(cluster.gpu_count.sum()), 1)
-        return mask if share < NARROW else None
+        mask, narrow = self._fit(cluster, _home_key(pod))
+        return mask if narrow else None
 
     def _settle(self, cluster: ClusterGpuState) -> None:
         """Count the GPU pods seen since the last score into their narrow and largest-node classes."""
         for pod in self._pending:
-            key: HomeKey = (pod.models, pod.gpu_count, pod.cpu, pod.memory)
-            if self.home(cluster, pod) is not None:
+            key = _home_key(pod)
+            if self._fit(cluster, key)[1]:
                 self.narrow[key] = self.narrow.get(key, 0) + pod.total_gpu_milli
             if pod.gpu_count >= cluster.slots:
-                self.fits(cluster, pod)
                 self.largest[key] = self.largest.get(key, 0) + pod.total_gpu_milli
         self._pending.clear()
+
+    def _spread(self, cluster: ClusterGpuState, demands: dict[HomeKey, int], within: BoolArray) -> FloatArray:
+        """Per node: Σ over the classes in ``demands`` whose home holds it of D_c × f / the idle milli
+        of the home's nodes in ``within`` (f: module docstring)."""
+        pressure: FloatArray = np.zeros(len(cluster), dtype=np.float64)
+        if not demands:
+            return pressure
+        to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
+        for key, demand in demands.items():
+            home = self._fits[key][0]
+            pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home & within].sum()), 1.0)
+        return pressure
 
     def home_pressure(self, cluster: ClusterGpuState) -> FloatArray:
         """Per node: Σ over the narrow classes whose home holds it of D_c × f / the home's idle milli
         (module docstring); zeros when no narrow pod was seen."""
         self._settle(cluster)
-        pressure: FloatArray = np.zeros(len(cluster), dtype=np.float64)
-        if not self.narrow:
-            return pressure
-        to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
-        for key, demand in self.narrow.items():
-            home = self._fits[key]
-            pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home].sum()), 1.0)
-        return pressure
+        return self._spread(cluster, self.narrow, np.ones(len(cluster), dtype=np.bool_))
 
     def node_pressure(self, cluster: ClusterGpuState) -> FloatArray:
         """Per node, if it is empty: Σ over the classes asking for a largest node's GPUs whose home
         holds it of D_c × f / the idle milli of the home's empty nodes; 0 on nodes in use."""
         self._settle(cluster)
-        pressure: FloatArray = np.zeros(len(cluster), dtype=np.float64)
-        if not self.largest:
-            return pressure
         empty = cluster.gpu_sum == cluster.gpu_count * MILLI
-        to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
-        for key, demand in self.largest.items():
-            home = self._fits[key]
-            pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home & empty].sum()), 1.0)
+        pressure = self._spread(cluster, self.largest, empty)
         pressure[~empty] = 0.0
         return pressure
 
