@@ -388,3 +388,17 @@ def test_ten_seed_mean_closes_a_quarter_of_fgds_gap(default_trace: Trace) -> Non
     assert mean == pytest.approx(RATIO_DELTA_MEAN_AT_130, abs=0.01), per_seed
     closed = (mean - FGD_PUBLISHED_MEAN_AT_130) / (BOUND_MEAN_AT_130 - FGD_PUBLISHED_MEAN_AT_130)
     assert closed >= 0.25, (closed, per_seed)
+
+
+def test_guards_on_a_cluster_without_gpus_charge_nothing() -> None:
+    # CPU-only nodes: no home holds any GPU (share 0 of 0 GPUs), no node is "empty" of GPUs to keep, no
+    # model has cards; the guards must neither divide by zero nor charge anyone.
+    cluster = ClusterGpuState([NodeSpec("x", 8000, GIB), NodeSpec("y", 8000, GIB)])
+    ratio = RatioDelta()
+    big = PodShape(cpu=1000, gpu_milli=1000, gpu_count=8, models=("T4",))
+    for pod in (big, CPU_POD, LIGHT):
+        ratio.observe(pod)
+    nodes = np.array([0, 1])
+    for pod in (big, CPU_POD, LIGHT, SHARED):
+        assert ratio.guard_penalty(cluster, nodes, pod).tolist() == [0, 0]
+    assert ratio.cluster_context(cluster, LIGHT) is None

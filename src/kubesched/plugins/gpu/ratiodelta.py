@@ -256,7 +256,8 @@ class RatioDelta(FgdOnline):
         if not pod.models and self.whole_restricted:
             left = cluster.gpu_left[nodes]
             if pod.is_shared:  # the best-fit card: a whole one only if no partial card fits
-                card = np.where(left >= pod.gpu_milli, left, np.iinfo(np.int64).max).min(axis=1)
+                none = np.iinfo(np.int64).max
+                card = np.where(left >= pod.gpu_milli, left, none).min(axis=1, initial=none)
                 taken = (card == MILLI).astype(np.float64)
             else:
                 taken = np.full(len(nodes), float(pod.gpu_count))
