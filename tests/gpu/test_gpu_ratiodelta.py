@@ -190,6 +190,27 @@ def test_home_guard_charges_wide_pods_on_the_homes_of_narrow_ones() -> None:
     assert fresh.cluster_context(cluster, p) is None and not fresh.home_pressure(cluster).any()
 
 
+def test_home_pressure_adds_up_overlapping_homes() -> None:
+    # Seven nodes of 8 cores and 2 GPUs: a, b T4; c G2; d P100; e, f, g V100 (14 GPUs). A T4-only pod
+    # (home {a, b}: 4 of 14 GPUs) then an unrestricted one p: f = 14 000 idle / 2000 seen = 7, pressure
+    # on a and b 1000 × 7 / 4000 = 1.75. Then a (T4 or G2) pod (home {a, b, c}: 6 of 14, narrow too):
+    # f = 14 000 / 3000, a and b carry both classes, 1000 f / 4000 + 1000 f / 6000 = 35/18, c the second
+    # alone, 7/9. One GPU taken on a: f = 13 000 / 3000, a and b 13/9 + 13/15, c 13/15.
+    models = ["T4", "T4", "G2", "P100", "V100", "V100", "V100"]
+    cluster = ClusterGpuState([NodeSpec(name, 8000, GIB, 2, m) for name, m in zip("abcdefg", models, strict=True)])
+    p = PodShape(cpu=1000, gpu_milli=1000, gpu_count=1)
+    ratio = RatioDelta()
+    ratio.observe(PodShape(cpu=1000, gpu_milli=1000, gpu_count=1, models=("T4",)))
+    ratio.observe(p)
+    assert ratio.home_pressure(cluster).tolist() == pytest.approx([1.75, 1.75, 0, 0, 0, 0, 0])
+    ratio.observe(PodShape(cpu=1000, gpu_milli=1000, gpu_count=1, models=("T4", "G2")))
+    both, second = 35 / 18, 7 / 9
+    assert ratio.home_pressure(cluster).tolist() == pytest.approx([both, both, second, 0, 0, 0, 0])
+    cluster.allocate(0, p, (0,))
+    both, second = 13 / 9 + 13 / 15, 13 / 15
+    assert ratio.home_pressure(cluster).tolist() == pytest.approx([both, both, second, 0, 0, 0, 0])
+
+
 def test_a_home_narrowed_by_cpu_and_memory() -> None:
     # g3: 128 cores, 8 GPUs, 768 GiB; g2a, g2b: 96 cores, 8 GPUs, 384 GiB. An eight-GPU pod of 120 cores
     # fits g3 only (8 of 24 GPUs: narrow), so does one of 88 cores and 500 GiB; one of 88 cores and 320

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .cluster import ClusterGpuState
-from .types import NodeGpuState, PodShape, ShapeKey, accessible
+from .types import MILLI, NodeGpuState, PodShape, ShapeKey, accessible
 
 __all__ = ["ClusterFragmentation", "FloatArray", "TypicalPod", "TypicalPods"]
 
@@ -32,7 +32,6 @@ BoolArray = npt.NDArray[np.bool_]
 # category codes; the order of _SUM_ORDER is the Go FragRatioDataMap index order minus q3
 _Q1, _Q2, _Q4, _XL, _XR, _NA = range(6)
 _SUM_ORDER = (_Q1, _Q2, _Q4, _XL, _XR, _NA)
-_CATEGORIES = np.array(_SUM_ORDER, dtype=np.int64)
 
 
 def _case_category(cpu_only: int, access: int, fits_gpu: int, fits_cpu: int) -> int:
@@ -50,6 +49,8 @@ _CASE_CATEGORY = np.array([_case_category(c >> 3 & 1, c >> 2 & 1, c >> 1 & 1, c 
 _SATISFIED = 0b0111  # a GPU type with access where both GPU and CPU fit (q3)
 #: Up to this many states, fragmentation() runs on Python numbers (numpy's call overhead dominates).
 _SCALAR_MAX_STATES = 4
+#: Wider than any GPU's milli left: offsets each state's sorted GPUs above the previous state's.
+_ROW_SPAN = 2 * MILLI
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,9 @@ class TypicalPods:
         self.p: FloatArray = np.array([t.p for t in pods], dtype=np.float64)
         self._cpu_only: BoolArray = self.gpu_milli == 0
         self._case_base: IntArray = self._cpu_only.astype(np.int64) * 8
+        millis, milli_of = np.unique(self.gpu_milli, return_inverse=True)
+        self._millis: IntArray = millis.astype(np.int64)
+        self._milli_of: IntArray = milli_of.astype(np.int64).reshape(-1)
         self._access: dict[str, BoolArray] = {}
         # the same columns as Python numbers, for the scalar form of fragmentation()
         self._rows: tuple[tuple[int, int, int, float, bool], ...] = tuple(
@@ -167,23 +171,32 @@ class TypicalPods:
             return np.array([self._fragmentation_one(a, c, g) for a, c, g in zip(
                 np.asarray(access).tolist(), np.asarray(cpu_left).tolist(), gpu_left.tolist(), strict=True)],
                 dtype=np.float64)
-        idle = gpu_left.sum(axis=1)
-        per_gpu = gpu_left[:, None, :]
-        big_enough = per_gpu >= self.gpu_milli[None, :, None]
-        fits_gpu = big_enough.sum(axis=2) >= self.gpu_count[None, :]
-        small_sum = np.where(big_enough, 0, per_gpu).sum(axis=2)
+        n, slots = gpu_left.shape
+        # Per state and distinct per-GPU request u: how many GPUs have less than u left (``small``)
+        # and their milli (``small_milli``), from one sorted pass: each row's GPUs sorted and offset by
+        # the row so the whole table is one ascending array that searchsorted cuts at once. (3.3 ms
+        # for 1000 states x 35 types with an n x types x GPUs comparison; 0.6 ms this way.)
+        ordered = np.sort(gpu_left, axis=1)
+        base = np.arange(n, dtype=np.int64) * _ROW_SPAN
+        cuts = np.searchsorted((ordered + base[:, None]).ravel(), base[:, None] + self._millis[None, :])
+        below = np.concatenate([[0], np.cumsum(ordered.ravel())])
+        row_start = np.arange(n, dtype=np.int64) * slots
+        small = (cuts - row_start[:, None])[:, self._milli_of]
+        small_milli = (below[cuts] - below[row_start][:, None])[:, self._milli_of]
+        idle = below[row_start + slots] - below[row_start]
+        fits_gpu = slots - small >= self.gpu_count[None, :]
         fits_cpu = cpu_left[:, None] >= self.cpu[None, :]
         # the category table of GetNodePodFrag, indexed by (CPU-only, access, GPU fits, CPU fits) bits
         case = self._case_base[None, :] + access * 4 + fits_gpu * 2 + fits_cpu
         cat = _CASE_CATEGORY[case]
-        amount = np.where(case == _SATISFIED, small_sum, idle[:, None]).astype(np.float64)
+        amount = np.where(case == _SATISFIED, small_milli, idle[:, None]).astype(np.float64)
         contrib = self.p[None, :] * amount
-        # one row per category (in _SUM_ORDER); cumsum adds strictly left to right, i.e. Go's running
-        # sum per category in typical-pod order (adding 0.0 for the other types changes nothing)
-        per_category = np.where(cat[:, None, :] == _CATEGORIES[None, :, None], contrib[:, None, :], 0.0)
-        sums = np.cumsum(per_category, axis=2)[:, :, -1]
-        total = np.zeros(len(cpu_left), dtype=np.float64)
-        for c in range(len(_SUM_ORDER)):
+        # Go's running sum per (state, category) in typical-pod order: bincount adds its weights in
+        # input order, and the input is row-major (state, type), so each bin sees its types in order.
+        bins = (np.arange(n, dtype=np.int64)[:, None] * len(_SUM_ORDER) + cat).ravel()
+        sums = np.bincount(bins, weights=contrib.ravel(), minlength=n * len(_SUM_ORDER)).reshape(n, -1)
+        total = np.zeros(n, dtype=np.float64)
+        for c in _SUM_ORDER:
             total = total + sums[:, c]
         return total
 

@@ -50,6 +50,7 @@ Measured effect and caveats: docs/gpu.md, "RatioDelta as a policy".
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -81,6 +82,16 @@ so the 190m beside an 810m pod does not count and U = 220."""
 
 HomeKey = tuple[tuple[str, ...], int, int, int]
 """What a pod's home depends on: (allowed models, GPU count, CPU, memory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Pod classes' homes (classes x nodes, 1.0 where a home holds a node), each node's set of homes
+    (an index into ``members``) and the classes of each set, in class order."""
+
+    homes: FloatArray
+    node_signature: IntArray
+    members: tuple[tuple[int, ...], ...]
 
 
 def _home_key(pod: PodShape) -> HomeKey:
@@ -142,6 +153,7 @@ class RatioDelta(FgdOnline):
         #: the cluster they were computed on.
         self._fits: dict[HomeKey, tuple[BoolArray, bool]] = {}
         self._homes_of: ClusterGpuState | None = None
+        self._layouts: dict[tuple[HomeKey, ...], _Layout] = {}
         #: GPU milli asked so far per narrow pod class, and per class asking for a largest node's GPUs.
         self.narrow: dict[HomeKey, int] = {}
         self.largest: dict[HomeKey, int] = {}
@@ -171,11 +183,14 @@ class RatioDelta(FgdOnline):
 
     # ---- homes -----------------------------------------------------------------------------------
 
+    def _bind_homes(self, cluster: ClusterGpuState) -> None:
+        if self._homes_of is not cluster:  # another cluster (or the first): homes are per node list
+            self._fits, self._layouts, self._homes_of = {}, {}, cluster
+
     def _fit(self, cluster: ClusterGpuState, key: HomeKey) -> tuple[BoolArray, bool]:
         """The nodes that could hold a pod of class ``key`` when empty, and whether they hold less
         than :data:`NARROW` of the cluster's GPUs (computed once per class and cluster)."""
-        if self._homes_of is not cluster:  # another cluster (or the first): homes are per node list
-            self._fits, self._homes_of = {}, cluster
+        self._bind_homes(cluster)
         fit = self._fits.get(key)
         if fit is None:
             models, gpu_count, cpu, memory = key
@@ -205,16 +220,42 @@ class RatioDelta(FgdOnline):
                 self.largest[key] = self.largest.get(key, 0) + pod.total_gpu_milli
         self._pending.clear()
 
+    def _layout(self, cluster: ClusterGpuState, demands: dict[HomeKey, int]) -> _Layout:
+        """The homes of ``demands``' classes as rows of a matrix, and each node's set of homes as a
+        signature (a handful of classes make at most a few dozen sets), per class list and cluster."""
+        self._bind_homes(cluster)
+        keys = tuple(demands)
+        layout = self._layouts.get(keys)
+        if layout is None:
+            rows = [self._fit(cluster, key)[0] for key in keys]
+            homes = np.array(rows, dtype=np.bool_).reshape(len(keys), len(cluster))
+            codes = (homes.astype(np.int64) << np.arange(len(keys), dtype=np.int64)[:, None]).sum(axis=0)
+            signatures, node_signature = np.unique(codes, return_inverse=True)
+            members = tuple(tuple(c for c in range(len(keys)) if code >> c & 1) for code in signatures.tolist())
+            layout = self._layouts[keys] = _Layout(homes.astype(np.float64), node_signature.reshape(-1), members)
+        return layout
+
     def _spread(self, cluster: ClusterGpuState, demands: dict[HomeKey, int], within: BoolArray) -> FloatArray:
         """Per node: Σ over the classes in ``demands`` whose home holds it of D_c × f / the idle milli
-        of the home's nodes in ``within`` (f: module docstring)."""
-        pressure: FloatArray = np.zeros(len(cluster), dtype=np.float64)
+        of the home's nodes in ``within`` (f: module docstring), added in ``demands``' order.
+
+        Each set of homes is summed once (Python floats, the same additions as one array per class
+        would make) and spread to its nodes: 13884 spreads took 0.5 s class by class, a third of
+        that this way (seed 42 of the default trace)."""
         if not demands:
-            return pressure
+            return np.zeros(len(cluster), dtype=np.float64)
+        layout = self._layout(cluster, demands)
         to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
-        for key, demand in demands.items():
-            home = self._fits[key][0]
-            pressure[home] += demand * to_come / max(float(cluster.gpu_sum[home & within].sum()), 1.0)
+        # integer milli sums below 2^53: exact in any order
+        idle = (layout.homes @ np.where(within, cluster.gpu_sum, 0).astype(np.float64)).tolist()
+        share = [demand * to_come / max(left, 1.0) for demand, left in zip(demands.values(), idle, strict=True)]
+        totals = []
+        for members in layout.members:
+            total = 0.0
+            for c in members:
+                total += share[c]
+            totals.append(total)
+        pressure: FloatArray = np.array(totals, dtype=np.float64)[layout.node_signature]
         return pressure
 
     def home_pressure(self, cluster: ClusterGpuState) -> FloatArray:
