@@ -168,7 +168,7 @@ class TypicalPods:
         if len(cpu_left) <= _SCALAR_MAX_STATES:
             # A score or a GPU choice usually asks for one or two states, where numpy's per-call cost
             # is most of the time: the same arithmetic on Python floats, in the same order.
-            return np.array([self._fragmentation_one(a, c, g) for a, c, g in zip(
+            return np.array([self.fragmentation_one(a, c, g) for a, c, g in zip(
                 np.asarray(access).tolist(), np.asarray(cpu_left).tolist(), gpu_left.tolist(), strict=True)],
                 dtype=np.float64)
         n, slots = gpu_left.shape
@@ -200,7 +200,7 @@ class TypicalPods:
             total = total + sums[:, c]
         return total
 
-    def _fragmentation_one(self, access: Sequence[bool], cpu_left: int, gpu_left: Sequence[int]) -> float:
+    def fragmentation_one(self, access: Sequence[bool], cpu_left: int, gpu_left: Sequence[int]) -> float:
         """:meth:`fragmentation` of one state, bit for bit: each type's amount is the same integer,
         times the same float ``p``, added to its category's running sum in type order (the vector
         form's cumsum, whose extra ``+ 0.0`` terms change nothing), the categories then added in

@@ -40,6 +40,8 @@ __all__ = [
 
 #: Entries kept in a per-node memo before it is cleared (bounds memory on a long-running scheduler).
 _MEMO_LIMIT = 1 << 18
+#: Up to this many states, candidate scores are computed on Python numbers (:meth:`Fgd._candidate_scores_small`).
+_SMALL_BATCH = 2
 
 MAX_NODE_SCORE = 100
 
@@ -308,13 +310,15 @@ class BestFit(Policy):
         return (scores - lo) * MAX_NODE_SCORE // (hi - lo)  # numerator >= 0: Go's division is floor here
 
 
+def _sigmoid_score(d: float) -> int:
+    """trunc(100 / (1 + e^(−Δ/1000))) of one Δ, with ``math.exp`` (so every form agrees exactly)."""
+    x = -(d / 1000.0)
+    return 0 if x > 709.0 else int(1.0 / (1.0 + math.exp(x)) * MAX_NODE_SCORE)
+
+
 def _sigmoid_scores(delta: FloatArray) -> IntArray:
-    """trunc(100 / (1 + e^(−Δ/1000))), with ``math.exp`` so per-node and batch scores agree exactly."""
-    out = np.empty(len(delta), dtype=np.int64)
-    for i, d in enumerate(delta.tolist()):
-        x = -(d / 1000.0)
-        out[i] = 0 if x > 709.0 else int(1.0 / (1.0 + math.exp(x)) * MAX_NODE_SCORE)
-    return out
+    """:func:`_sigmoid_score` of each Δ."""
+    return np.array([_sigmoid_score(d) for d in delta.tolist()], dtype=np.int64).reshape(len(delta))
 
 
 class Fgd(Policy):
@@ -346,6 +350,8 @@ class Fgd(Policy):
     ) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
         """Scores of every candidate placement: (owning state row, GPU column or -1, score), and F of
         the states. Unknown ``frag_before`` is computed in the same batch as the after-states."""
+        if len(cpu) <= _SMALL_BATCH:
+            return self._candidate_scores_small(access, cpu, gpu, frag_before, pod)
         cpu_pod = pod.score_cpu
         expand: IntArray | None = None
         if pod.is_shared:
@@ -381,6 +387,58 @@ class Fgd(Policy):
         if expand is not None:
             frag_after = frag_after[expand]
         return rows, cols, _sigmoid_scores(frag_before[rows] - frag_after), frag_before
+
+    def _candidate_scores_small(
+        self, access: BoolArray, cpu: IntArray, gpu: IntArray, frag_before: FloatArray | None,
+        pod: PodShape,
+    ) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+        """:meth:`_candidate_scores` of one or two states on Python numbers: the same candidates in
+        the same order, the same integers and the same float operations (F of each state by
+        ``TypicalPods``' scalar form), without numpy's per-call cost, which was most of the time of
+        the 6400 such calls in a replay of the default trace."""
+        typical = self.typical
+        cpu_pod = pod.score_cpu
+        states = list(zip(access.tolist(), cpu.tolist(), gpu.tolist(), strict=True))
+        if frag_before is None:
+            before = [typical.fragmentation_one(a, c, g) for a, c, g in states]
+        else:
+            before = frag_before.tolist()
+        rows: list[int] = []
+        cols: list[int] = []
+        scores: list[int] = []
+        if pod.is_shared:
+            milli = pod.gpu_milli
+            for r, (a, c, g) in enumerate(states):
+                # one F per (state, milli left on the chosen GPU): F ignores the GPUs' order
+                after_of: dict[int, float] = {}
+                for j, left in enumerate(g):
+                    if left < milli:
+                        continue
+                    f_after = after_of.get(left)
+                    if f_after is None:
+                        after = list(g)
+                        after[j] = left - milli
+                        f_after = after_of[left] = typical.fragmentation_one(a, c - cpu_pod, after)
+                    rows.append(r)
+                    cols.append(j)
+                    scores.append(_sigmoid_score(before[r] - f_after))
+        else:
+            for r, (a, c, g) in enumerate(states):
+                ok = c >= cpu_pod  # NodeResource.Sub leaves the node unchanged when the CPU does not fit
+                after = g
+                if pod.wants_gpu:
+                    after = sorted(g)
+                    need = pod.gpu_count if ok else 0
+                    for j, left in enumerate(after):
+                        if need and left >= pod.gpu_milli:
+                            after[j] = left - pod.gpu_milli
+                            need -= 1
+                f_after = typical.fragmentation_one(a, c - cpu_pod if ok else c, after)
+                rows.append(r)
+                cols.append(-1)
+                scores.append(_sigmoid_score(before[r] - f_after))
+        return (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+                np.array(scores, dtype=np.int64), np.array(before, dtype=np.float64))
 
     # -- per node --
 
