@@ -211,6 +211,28 @@ def test_home_pressure_adds_up_overlapping_homes() -> None:
     assert ratio.home_pressure(cluster).tolist() == pytest.approx([both, both, second, 0, 0, 0, 0])
 
 
+def test_home_pressure_with_more_narrow_classes_than_bits_in_a_word() -> None:
+    # 70 one-GPU nodes, each of its own model; a one-GPU pod for each model (70 homes of one node) and
+    # one for M0 or M69 (home {0, 69}), then an unrestricted pod p: 71 narrow classes (the gpuspec lists
+    # have 65). f = 70 000 idle / 72 000 seen; each one-node home 1000 f / 1000 = f; nodes 0 and 69 also
+    # carry the pair's 1000 f / 2000.
+    models = [f"M{i}" for i in range(70)]
+    cluster = ClusterGpuState([NodeSpec(f"n{i}", 8000, GIB, 1, m) for i, m in enumerate(models)])
+    ratio = RatioDelta()
+    for m in models:
+        ratio.observe(PodShape(cpu=1000, gpu_milli=1000, gpu_count=1, models=(m,)))
+    ratio.observe(PodShape(cpu=1000, gpu_milli=1000, gpu_count=1, models=("M0", "M69")))
+    p = PodShape(cpu=1000, gpu_milli=1000, gpu_count=1)
+    ratio.observe(p)
+    f = 70_000 / 72_000
+    assert ratio.home_pressure(cluster).tolist() == pytest.approx([1.5 * f] + [f] * 68 + [1.5 * f])
+    # home guard 30 points × pressure; card guard: p takes a whole card of a model restricted pods asked
+    # 1 card of (1.5 for M0 and M69), 1 whole card each: 100 points × 1 (× 1.5)
+    edge, inner = round(30 * 1.5 * f * 1000) + 150_000, round(30 * f * 1000) + 100_000
+    expected = [edge] + [inner] * 68 + [edge]
+    assert ratio.guard_penalty(cluster, np.arange(70), p).tolist() == expected
+
+
 def test_a_home_narrowed_by_cpu_and_memory() -> None:
     # g3: 128 cores, 8 GPUs, 768 GiB; g2a, g2b: 96 cores, 8 GPUs, 384 GiB. An eight-GPU pod of 120 cores
     # fits g3 only (8 of 24 GPUs: narrow), so does one of 88 cores and 500 GiB; one of 88 cores and 320

@@ -229,25 +229,25 @@ class RatioDelta(FgdOnline):
         if layout is None:
             rows = [self._fit(cluster, key)[0] for key in keys]
             homes = np.array(rows, dtype=np.bool_).reshape(len(keys), len(cluster))
-            codes = (homes.astype(np.int64) << np.arange(len(keys), dtype=np.int64)[:, None]).sum(axis=0)
-            signatures, node_signature = np.unique(codes, return_inverse=True)
-            members = tuple(tuple(c for c in range(len(keys)) if code >> c & 1) for code in signatures.tolist())
+            # a node's set of homes is its column (any number of classes: gpuspec lists have 65)
+            signatures, node_signature = np.unique(homes.T, axis=0, return_inverse=True)
+            members = tuple(tuple(np.flatnonzero(row).tolist()) for row in signatures)
             layout = self._layouts[keys] = _Layout(homes.astype(np.float64), node_signature.reshape(-1), members)
         return layout
 
-    def _spread(self, cluster: ClusterGpuState, demands: dict[HomeKey, int], within: BoolArray) -> FloatArray:
-        """Per node: Σ over the classes in ``demands`` whose home holds it of D_c × f / the idle milli
-        of the home's nodes in ``within`` (f: module docstring), added in ``demands``' order.
+    def _set_pressures(self, cluster: ClusterGpuState, demands: dict[HomeKey, int],
+                       within: BoolArray | None) -> tuple[FloatArray, IntArray]:
+        """Σ over the classes in ``demands`` whose home holds a node of D_c × f / the idle milli of
+        the home's nodes in ``within`` (all when None; f: module docstring), added in ``demands``'
+        order, once per set of homes: (the value of each set, each node's set).
 
-        Each set of homes is summed once (Python floats, the same additions as one array per class
-        would make) and spread to its nodes: 13884 spreads took 0.5 s class by class, a third of
-        that this way (seed 42 of the default trace)."""
-        if not demands:
-            return np.zeros(len(cluster), dtype=np.float64)
+        Python floats make the same additions as one array per class would; 13884 spreads class by
+        class took 0.5 s of a replay of the default trace (seed 42), a third of that this way."""
         layout = self._layout(cluster, demands)
         to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
+        idle_milli = cluster.gpu_sum if within is None else np.where(within, cluster.gpu_sum, 0)
         # integer milli sums below 2^53: exact in any order
-        idle = (layout.homes @ np.where(within, cluster.gpu_sum, 0).astype(np.float64)).tolist()
+        idle = (layout.homes @ idle_milli.astype(np.float64)).tolist()
         share = [demand * to_come / max(left, 1.0) for demand, left in zip(demands.values(), idle, strict=True)]
         totals = []
         for members in layout.members:
@@ -255,20 +255,31 @@ class RatioDelta(FgdOnline):
             for c in members:
                 total += share[c]
             totals.append(total)
-        pressure: FloatArray = np.array(totals, dtype=np.float64)[layout.node_signature]
+        return np.array(totals, dtype=np.float64), layout.node_signature
+
+    def _spread(self, cluster: ClusterGpuState, demands: dict[HomeKey, int], within: BoolArray | None) -> FloatArray:
+        """:meth:`_set_pressures` per node (zeros without demands)."""
+        if not demands:
+            return np.zeros(len(cluster), dtype=np.float64)
+        values, signature = self._set_pressures(cluster, demands, within)
+        pressure: FloatArray = values[signature]
         return pressure
 
     def home_pressure(self, cluster: ClusterGpuState) -> FloatArray:
         """Per node: Σ over the narrow classes whose home holds it of D_c × f / the home's idle milli
         (module docstring); zeros when no narrow pod was seen."""
         self._settle(cluster)
-        return self._spread(cluster, self.narrow, np.ones(len(cluster), dtype=np.bool_))
+        return self._spread(cluster, self.narrow, None)
+
+    def _empty(self, cluster: ClusterGpuState) -> BoolArray:
+        empty: BoolArray = cluster.gpu_sum == cluster.gpu_count * MILLI
+        return empty
 
     def node_pressure(self, cluster: ClusterGpuState) -> FloatArray:
         """Per node, if it is empty: Σ over the classes asking for a largest node's GPUs whose home
         holds it of D_c × f / the idle milli of the home's empty nodes; 0 on nodes in use."""
         self._settle(cluster)
-        empty = cluster.gpu_sum == cluster.gpu_count * MILLI
+        empty = self._empty(cluster)
         pressure = self._spread(cluster, self.largest, empty)
         pressure[~empty] = 0.0
         return pressure
@@ -292,8 +303,10 @@ class RatioDelta(FgdOnline):
         if not pod.wants_gpu:
             return penalty
         self._settle(cluster)
-        if self.home(cluster, pod) is None:
-            penalty += np.rint(HOME_GUARD * self.home_pressure(cluster)[nodes] * SCALE).astype(np.int64)
+        # Each guard's thousandths are rounded once per set of homes, then looked up per node.
+        if self.home(cluster, pod) is None and self.narrow:
+            values, signature = self._set_pressures(cluster, self.narrow, None)
+            penalty += np.rint(HOME_GUARD * values * SCALE).astype(np.int64)[signature[nodes]]
         if not pod.models and self.whole_restricted:
             left = cluster.gpu_left[nodes]
             if pod.is_shared:  # the best-fit card: a whole one only if no partial card fits
@@ -304,8 +317,11 @@ class RatioDelta(FgdOnline):
                 taken = np.full(len(nodes), float(pod.gpu_count))
             points = CARD_GUARD * taken * self.card_pressure(cluster)[cluster.model_idx[nodes]]
             penalty += np.rint(points * SCALE).astype(np.int64)
-        if pod.gpu_count < cluster.slots:
-            penalty += np.rint(NODE_GUARD * self.node_pressure(cluster)[nodes] * SCALE).astype(np.int64)
+        if pod.gpu_count < cluster.slots and self.largest:
+            empty = self._empty(cluster)
+            values, signature = self._set_pressures(cluster, self.largest, empty)
+            points = np.rint(NODE_GUARD * values * SCALE).astype(np.int64)[signature[nodes]]
+            penalty += np.where(empty[nodes], points, 0)
         return penalty
 
     def cluster_context(self, cluster: ClusterGpuState, pod: PodShape) -> object | None:
