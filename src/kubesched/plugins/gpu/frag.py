@@ -90,7 +90,7 @@ class TypicalPods:
         self.gpu_count: IntArray = np.array([t.gpu_count for t in pods], dtype=np.int64)
         self.p: FloatArray = np.array([t.p for t in pods], dtype=np.float64)
         self._cpu_only: BoolArray = self.gpu_milli == 0
-        self._case_base: IntArray = self._cpu_only.astype(np.int64) * 8
+        self._case_base8: npt.NDArray[np.uint8] = self._cpu_only.astype(np.uint8) * 8
         millis, milli_of = np.unique(self.gpu_milli, return_inverse=True)
         self._millis: IntArray = millis.astype(np.int64)
         self._milli_of: IntArray = milli_of.astype(np.int64).reshape(-1)
@@ -181,20 +181,24 @@ class TypicalPods:
         cuts = np.searchsorted((ordered + base[:, None]).ravel(), base[:, None] + self._millis[None, :])
         below = np.concatenate([[0], np.cumsum(ordered.ravel())])
         row_start = np.arange(n, dtype=np.int64) * slots
-        small = (cuts - row_start[:, None])[:, self._milli_of]
-        small_milli = (below[cuts] - below[row_start][:, None])[:, self._milli_of]
+        small = cuts - row_start[:, None]
+        small_milli = below[cuts] - below[row_start][:, None]
         idle = below[row_start + slots] - below[row_start]
-        fits_gpu = slots - small >= self.gpu_count[None, :]
+        fits_gpu = small[:, self._milli_of] <= (slots - self.gpu_count)[None, :]
         fits_cpu = cpu_left[:, None] >= self.cpu[None, :]
-        # the category table of GetNodePodFrag, indexed by (CPU-only, access, GPU fits, CPU fits) bits
-        case = self._case_base[None, :] + access * 4 + fits_gpu * 2 + fits_cpu
-        cat = _CASE_CATEGORY[case]
-        amount = np.where(case == _SATISFIED, small_milli, idle[:, None]).astype(np.float64)
+        # the category table of GetNodePodFrag, indexed by (CPU-only, access, GPU fits, CPU fits)
+        # bits, built in bytes (a pass over states x types is most of the cost: 127 types on gpuspec33)
+        case = np.asarray(access, dtype=np.bool_).view(np.uint8) << 2
+        case |= self._case_base8[None, :]
+        case |= fits_gpu.view(np.uint8) << 1
+        case |= fits_cpu.view(np.uint8)
+        amount = np.where(case == _SATISFIED, small_milli[:, self._milli_of], idle[:, None])
         contrib = self.p[None, :] * amount
         # Go's running sum per (state, category) in typical-pod order: bincount adds its weights in
         # input order, and the input is row-major (state, type), so each bin sees its types in order.
-        bins = (np.arange(n, dtype=np.int64)[:, None] * len(_SUM_ORDER) + cat).ravel()
-        sums = np.bincount(bins, weights=contrib.ravel(), minlength=n * len(_SUM_ORDER)).reshape(n, -1)
+        bins = _CASE_CATEGORY[case]
+        bins += (np.arange(n, dtype=np.int64) * len(_SUM_ORDER))[:, None]
+        sums = np.bincount(bins.ravel(), weights=contrib.ravel(), minlength=n * len(_SUM_ORDER)).reshape(n, -1)
         total = np.zeros(n, dtype=np.float64)
         for c in _SUM_ORDER:
             total = total + sums[:, c]

@@ -86,10 +86,11 @@ HomeKey = tuple[tuple[str, ...], int, int, int]
 
 @dataclass(frozen=True, slots=True)
 class _Layout:
-    """Pod classes' homes (classes x nodes, 1.0 where a home holds a node), each node's set of homes
-    (a row of ``members``) and the distinct sets (sets x classes, 1.0 where the set holds a class)."""
+    """For the first ``classes`` keys of ``demands``: each node's set of homes (a row of ``members``)
+    and the distinct sets (sets x classes, 1.0 where the set holds the class's home)."""
 
-    homes: FloatArray
+    demands: dict[HomeKey, int]
+    classes: int
     node_signature: IntArray
     members: FloatArray
 
@@ -153,7 +154,7 @@ class RatioDelta(FgdOnline):
         #: the cluster they were computed on.
         self._fits: dict[HomeKey, tuple[BoolArray, bool]] = {}
         self._homes_of: ClusterGpuState | None = None
-        self._layouts: dict[tuple[HomeKey, ...], _Layout] = {}
+        self._layouts: dict[int, _Layout] = {}
         #: GPU milli asked so far per narrow pod class, and per class asking for a largest node's GPUs.
         self.narrow: dict[HomeKey, int] = {}
         self.largest: dict[HomeKey, int] = {}
@@ -221,17 +222,17 @@ class RatioDelta(FgdOnline):
         self._pending.clear()
 
     def _layout(self, cluster: ClusterGpuState, demands: dict[HomeKey, int]) -> _Layout:
-        """The homes of ``demands``' classes as rows of a matrix, and each node's set of homes as a
-        signature (a handful of classes make at most a few dozen sets), per class list and cluster."""
+        """Each node's set of homes among ``demands``' classes, numbered, and the classes of each set,
+        per demand dict and cluster. The demand dicts only gain keys, so a layout holds while their
+        length does."""
         self._bind_homes(cluster)
-        keys = tuple(demands)
-        layout = self._layouts.get(keys)
-        if layout is None:
-            rows = [self._fit(cluster, key)[0] for key in keys]
-            homes = np.array(rows, dtype=np.bool_).reshape(len(keys), len(cluster))
+        layout = self._layouts.get(id(demands))
+        if layout is None or layout.demands is not demands or layout.classes != len(demands):
+            homes = np.array([self._fit(cluster, key)[0] for key in demands], dtype=np.bool_)
+            homes = homes.reshape(len(demands), len(cluster))
             # A node's set of homes is its column, packed to bytes (any number of classes: gpuspec
             # lists have 65); a dict numbers the distinct ones (np.unique over rows took 5 ms a layout).
-            width = (len(keys) + 7) // 8
+            width = (len(demands) + 7) // 8
             packed = np.packbits(homes.T, axis=1).tobytes()
             number: dict[bytes, int] = {}
             node_signature = np.array(
@@ -239,8 +240,8 @@ class RatioDelta(FgdOnline):
                 dtype=np.int64).reshape(len(cluster))
             some = np.zeros(len(number), dtype=np.int64)
             some[node_signature] = np.arange(len(cluster))  # a node of each set (they share the column)
-            layout = self._layouts[keys] = _Layout(homes.astype(np.float64), node_signature,
-                                                   homes[:, some].T.astype(np.float64))
+            layout = self._layouts[id(demands)] = _Layout(
+                demands, len(demands), node_signature, homes[:, some].T.astype(np.float64))
         return layout
 
     def _set_pressures(self, cluster: ClusterGpuState, demands: dict[HomeKey, int],
@@ -254,8 +255,10 @@ class RatioDelta(FgdOnline):
         layout = self._layout(cluster, demands)
         to_come = float(cluster.gpu_sum.sum()) / max(self.gpu_sum, 1)
         idle_milli = cluster.gpu_sum if within is None else np.where(within, cluster.gpu_sum, 0)
-        # integer milli sums below 2^53: exact in any order
-        idle = layout.homes @ idle_milli.astype(np.float64)
+        # a home's idle milli, summed per set of homes and then per class: integer sums below 2^53,
+        # exact in any order
+        per_set = np.bincount(layout.node_signature, weights=idle_milli, minlength=len(layout.members))
+        idle = per_set @ layout.members
         demand = np.fromiter(demands.values(), dtype=np.float64, count=len(demands))
         share = demand * to_come / np.maximum(idle, 1.0)
         # cumsum adds along the classes strictly in order (a non-member adds 0.0, which changes nothing)
