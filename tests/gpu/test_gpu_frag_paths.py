@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,12 +41,10 @@ def _scalar_up_to(n: int) -> Iterator[None]:
         frag_module._SCALAR_MAX_STATES = saved
 
 
-@settings(max_examples=200, deadline=None)
-@given(_typical, st.lists(_state, min_size=1, max_size=10))
-def test_scalar_and_vector_forms_agree_bit_for_bit(
-    raw: list[tuple[int, int, int, tuple[str, ...], float]],
-    states: list[tuple[str, int, list[int]]],
-) -> None:
+def _batch(
+    raw: list[tuple[int, int, int, tuple[str, ...], float]], states: list[tuple[str, int, list[int]]],
+) -> tuple[TypicalPods, npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The typical pods and the (access, CPU left, GPU milli left) arrays of drawn states."""
     typical = TypicalPods([
         TypicalPod(cpu, milli, count if milli == 1000 else (1 if milli else 0), models, 1, p)
         for cpu, milli, count, models, p in raw
@@ -54,6 +53,16 @@ def test_scalar_and_vector_forms_agree_bit_for_bit(
     gpu = np.array([g + [0] * (width - len(g)) for _, _, g in states], dtype=np.int64).reshape(len(states), width)
     access = np.stack([typical.access_row(m) for m, _, _ in states])
     cpu = np.array([c for _, c, _ in states], dtype=np.int64)
+    return typical, access, cpu, gpu
+
+
+@settings(max_examples=200, deadline=None)
+@given(_typical, st.lists(_state, min_size=1, max_size=10))
+def test_scalar_and_vector_forms_agree_bit_for_bit(
+    raw: list[tuple[int, int, int, tuple[str, ...], float]],
+    states: list[tuple[str, int, list[int]]],
+) -> None:
+    typical, access, cpu, gpu = _batch(raw, states)
     with _scalar_up_to(0):
         vector = typical.fragmentation(access, cpu, gpu)
     with _scalar_up_to(len(states)):
@@ -90,14 +99,7 @@ def test_fgd_candidate_scores_agree_on_python_numbers_and_arrays(
 ) -> None:
     """FGD scores one or two node states on Python numbers, larger batches with arrays: the same
     candidates (state, GPU), scores and F, bit for bit, with F before known or not."""
-    typical = TypicalPods([
-        TypicalPod(cpu, milli, count if milli == 1000 else (1 if milli else 0), models, 1, p)
-        for cpu, milli, count, models, p in raw
-    ])
-    width = max(len(g) for _, _, g in states)
-    gpu = np.array([g + [0] * (width - len(g)) for _, _, g in states], dtype=np.int64).reshape(len(states), width)
-    access = np.stack([typical.access_row(m) for m, _, _ in states])
-    cpu = np.array([c for _, c, _ in states], dtype=np.int64)
+    typical, access, cpu, gpu = _batch(raw, states)
     fgd = Fgd(typical)
     before = typical.fragmentation(access, cpu, gpu) if known_before else None
     with _small_batch_up_to(0):

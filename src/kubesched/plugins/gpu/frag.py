@@ -176,11 +176,12 @@ class TypicalPods:
         # and their milli (``small_milli``), from one sorted pass: each row's GPUs sorted and offset by
         # the row so the whole table is one ascending array that searchsorted cuts at once. (3.3 ms
         # for 1000 states x 35 types with an n x types x GPUs comparison; 0.6 ms this way.)
+        state = np.arange(n, dtype=np.int64)
         ordered = np.sort(gpu_left, axis=1)
-        base = np.arange(n, dtype=np.int64) * _ROW_SPAN
+        base = state * _ROW_SPAN
         cuts = np.searchsorted((ordered + base[:, None]).ravel(), base[:, None] + self._millis[None, :])
         below = np.concatenate([[0], np.cumsum(ordered.ravel())])
-        row_start = np.arange(n, dtype=np.int64) * slots
+        row_start = state * slots
         small = cuts - row_start[:, None]
         small_milli = below[cuts] - below[row_start][:, None]
         idle = below[row_start + slots] - below[row_start]
@@ -197,7 +198,7 @@ class TypicalPods:
         # Go's running sum per (state, category) in typical-pod order: bincount adds its weights in
         # input order, and the input is row-major (state, type), so each bin sees its types in order.
         bins = _CASE_CATEGORY[case]
-        bins += (np.arange(n, dtype=np.int64) * len(_SUM_ORDER))[:, None]
+        bins += (state * len(_SUM_ORDER))[:, None]
         sums = np.bincount(bins.ravel(), weights=contrib.ravel(), minlength=n * len(_SUM_ORDER)).reshape(n, -1)
         total = np.zeros(n, dtype=np.float64)
         for c in _SUM_ORDER:
@@ -206,8 +207,8 @@ class TypicalPods:
 
     def fragmentation_one(self, access: Sequence[bool], cpu_left: int, gpu_left: Sequence[int]) -> float:
         """:meth:`fragmentation` of one state, bit for bit: each type's amount is the same integer,
-        times the same float ``p``, added to its category's running sum in type order (the vector
-        form's cumsum, whose extra ``+ 0.0`` terms change nothing), the categories then added in
+        times the same float ``p``, added to its category's running sum in type order (as the vector
+        form's bincount adds them), the categories then added in
         ``_SUM_ORDER``."""
         ordered = sorted(gpu_left)
         n = len(ordered)

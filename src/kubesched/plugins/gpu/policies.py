@@ -318,7 +318,7 @@ def _sigmoid_score(d: float) -> int:
 
 def _sigmoid_scores(delta: FloatArray) -> IntArray:
     """:func:`_sigmoid_score` of each Δ."""
-    return np.array([_sigmoid_score(d) for d in delta.tolist()], dtype=np.int64).reshape(len(delta))
+    return np.array([_sigmoid_score(d) for d in delta.tolist()], dtype=np.int64)
 
 
 class Fgd(Policy):
